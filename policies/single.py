@@ -1,0 +1,82 @@
+"""``single``: every kernel on one processor (the usual framework baseline).
+
+``processor`` may also list several CPU clusters (``[cpu.prime, cpu.gold]``):
+the framework's thread pool then runs each operator on ``cores`` threads taken
+from the clusters in the order listed, with an equal share of the work per
+thread, as MNN and TFLite do.
+"""
+
+from __future__ import annotations
+
+from simulator.errors import ConfigError
+from simulator.policy import POLICIES, Job, Placement, Plan, Policy
+
+from .split import split_across
+
+
+@POLICIES.register("single")
+class Single(Policy):
+    """Run the whole workload on one processor (or one thread pool over clusters).
+
+    Args:
+        processor: dotted processor name (``cpu.gold``, ``gpu``, ``dsp``), or a
+            list of CPU clusters to draw cores from, in order.
+        cores: units to use (cores, DSP contexts); all if None. With a list,
+            the total number of threads.
+        fallback: processor for kernels the main one cannot run (e.g.
+            FP32-only ops when ``processor: dsp``); None makes them an error.
+    """
+
+    name = "single"
+
+    def __init__(self, processor: str | list[str] = "cpu.gold", cores: int | None = None,
+                 fallback: str | None = None):
+        if cores is not None and (not isinstance(cores, int) or cores < 1):
+            raise ConfigError(f"cores must be a positive integer; got {cores!r}",
+                              path="cores")
+        if isinstance(processor, list) and not processor:
+            raise ConfigError("processor list is empty", path="processor")
+        self.processor = processor
+        self.cores = cores
+        self.fallback = fallback
+
+    def _spec(self, job: Job, processor: str):
+        specs = self.context.processors(job.device)
+        if processor not in specs:
+            raise ConfigError(f"unknown processor {processor!r}; this SoC has "
+                              f"{', '.join(specs)}", path="processor")
+        return specs[processor]
+
+    def _pool(self, job: Job) -> list[tuple[Placement, float]]:
+        """(placement, work fraction) per cluster used."""
+        names = self.processor if isinstance(self.processor, list) else [self.processor]
+        available = sum(self._spec(job, name).units for name in names)
+        wanted = self.cores or available
+        if wanted > available:
+            raise ConfigError(f"{' + '.join(names)} have {available} cores; {wanted} "
+                              "requested", path="cores")
+        parts, left = [], wanted
+        for name in names:
+            take = min(left, self._spec(job, name).units)
+            if take:
+                parts.append((Placement(name, take), take / wanted))
+            left -= take
+        return parts
+
+    def plan(self, job: Job) -> Plan:
+        parts = self._pool(job)
+        if len(parts) > 1:
+            trace, placements = split_across(job.trace, parts)
+            return Plan(placements, trace=trace)
+        main = parts[0][0]
+        backup = None
+        if self.fallback is not None:
+            backup = Placement(self.fallback, self._spec(job, self.fallback).units)
+        placements = []
+        for row in range(len(job.trace)):
+            placement = main
+            if backup is not None and self.context.duration(
+                    job, row, main.processor, main.units) == float("inf"):
+                placement = backup
+            placements.append(placement)
+        return Plan(placements)

@@ -1,0 +1,37 @@
+"""socsim: a discrete-event simulator of heterogeneous mobile SoCs for DNN workloads.
+
+Python API (mirrors the CLI)::
+
+    import simulator
+    df = simulator.run("experiments/quickstart.yaml")      # one row per run
+    soc = simulator.load_soc("snapdragon865")
+    trace = simulator.load_trace("my_trace.csv")
+"""
+
+from .errors import ConfigError
+from .library import load_soc
+from .trace import load_trace
+
+__version__ = "0.1.0"
+
+
+def run(experiment, overrides=None, out=None, workers=1, **options):
+    """Run an experiment (a path, or a mapping) and return its results table.
+
+    Args:
+        experiment: path to an experiment YAML, or the experiment as a mapping.
+        overrides: ``{dotted.path: value}`` applied before expansion (like ``--set``).
+        out: output folder; nothing is written when None.
+        workers: parallel worker processes.
+        **options: passed to :func:`simulator.runner.run_experiment`.
+
+    Returns:
+        pandas.DataFrame with one row per run and repeat.
+    """
+    from .runner import run_experiment
+
+    return run_experiment(experiment, overrides=overrides, out=out, workers=workers,
+                          **options).results
+
+
+__all__ = ["ConfigError", "load_soc", "load_trace", "run", "__version__"]

@@ -1,0 +1,207 @@
+"""A device at run time: processors, DVFS, power integration and thermal state.
+
+One SimPy process (the sampler) advances power and temperature every thermal
+step: it collects each processor's exact energy integrals, adds leakage
+(temperature-dependent), idle, DRAM and base power, steps the RC network with
+that step's average power, runs the DVFS governors whose period has come and
+the thermal governor at its polling period, and appends samples to the
+time series. Kernel events never touch numpy, which keeps the engine fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import simpy
+from scipy.linalg import expm
+
+from ..hardware.cost import CostModel
+from ..spec.soc import SocSpec
+from .dvfs import FrequencyDomain, Governor
+from .links import BandwidthSchedule, Channel
+from .processor import Processor, Task
+from .thermal import StepWiseGovernor, ThermalNetwork
+
+
+class Device:
+    """Run-time state of one device.
+
+    Args:
+        env: the SimPy environment.
+        name: device name ("phone", "server", ...).
+        spec: the device description.
+        governors: a governor for every processor (dotted name -> Governor).
+        record_task: receives each finished task.
+        record_transfer: receives each channel transfer.
+        prefix: prepended to processor names on multi-device systems ("server:").
+        initial_temperature: starting temperature of all nodes (°C), ambient if None.
+        thermal_governor: whether trip points cap frequencies.
+        sample_every: record time-series samples every this many thermal steps.
+    """
+
+    def __init__(self, env: simpy.Environment, name: str, spec: SocSpec,
+                 governors: dict[str, Governor],
+                 record_task: Callable[[Processor, Task, float], None],
+                 record_transfer: Callable | None = None, prefix: str = "",
+                 initial_temperature: float | None = None, thermal_governor: bool = True,
+                 sample_every: int = 1):
+        self.env = env
+        self.name = name
+        self.spec = spec
+        self.prefix = prefix
+        self.cost_model = CostModel(spec)
+        self.thermal = ThermalNetwork(spec.thermal, initial_temperature)
+        self.step = spec.thermal.step
+        self.domains: dict[str, FrequencyDomain] = {}
+        self.processors: dict[str, Processor] = {}
+        self.channels: dict[str, Channel] = {}
+        for local, pspec in spec.processors().items():
+            domain = FrequencyDomain(prefix + local, pspec.opps)
+            self.domains[local] = domain
+            self.processors[local] = Processor(env, prefix + local, pspec, domain, record_task)
+            if pspec.offload is not None:
+                self.channels[local] = Channel(
+                    env, f"{prefix}{local}.offload",
+                    BandwidthSchedule.constant(pspec.offload.bandwidth),
+                    switch=pspec.offload.switch, record=record_transfer)
+        self.governors = governors
+        self._governor_every = {}
+        for local, governor in governors.items():
+            governor.start(self.domains[local])
+            if governor.period > 0:
+                self._governor_every[local] = max(1, round(governor.period / self.step))
+        self._util_busy = {local: 0.0 for local in self.processors}
+        self._util_time = {local: 0.0 for local in self.processors}
+        self.trip_governor = (StepWiseGovernor(spec.thermal.trips, self.domains, self.thermal)
+                              if thermal_governor and spec.thermal.trips else None)
+        self._poll_every = max(1, round(spec.thermal.poll / self.step))
+        self._node_of = {local: self.thermal.index[p.thermal_node]
+                         for local, p in spec.processors().items()}
+        self._board = self.thermal.index[spec.thermal.board_node]
+        self.sample_every = max(1, sample_every)
+        self.components = [*self.processors, "dram", "memory_idle", "base"]
+        self.energy = dict.fromkeys(self.components, 0.0)  # J, cumulative
+        self.samples: list[tuple[float, str, float]] = []
+        self.peak = self.thermal.temperatures.copy()
+        self.min_frequency = {local: d.frequency for local, d in self.domains.items()}
+        self._last_time = env.now
+        self._ticks = 0
+        self._record_sample()
+
+    # -- power ------------------------------------------------------------
+    def _leakage(self, local: str, proc: Processor, temperature: float) -> float:
+        """Leakage per powered unit (W) at the domain's voltage and ``temperature``."""
+        power = proc.spec.power
+        if power.leakage == 0:
+            return 0.0
+        domain = self.domains[local]
+        v_ratio = domain.voltage / domain.voltages[-1]
+        return power.leakage * v_ratio * 2.0 ** (
+            (temperature - power.leakage_reference) / power.leakage_doubling)
+
+    def _collect(self, dt: float) -> tuple[dict[str, float], np.ndarray]:
+        """Energy per component over the last ``dt`` seconds and power per node."""
+        temps = self.thermal.temperatures
+        node_power = np.zeros(len(temps))
+        energy: dict[str, float] = {}
+        dram_bytes = 0.0
+        for local, proc in self.processors.items():
+            dynamic, busy_time, dram = proc.take_integrals()
+            dram_bytes += dram
+            units = proc.spec.units
+            busy = min(busy_time / dt, units) if dt > 0 else 0.0
+            node = self._node_of[local]
+            leak = self._leakage(local, proc, temps[node]) * busy
+            idle = proc.spec.power.idle * (units - busy)
+            joules = dynamic + (leak + idle) * dt
+            energy[local] = joules
+            node_power[node] += joules / dt if dt > 0 else 0.0
+            self._util_busy[local] += busy_time
+            self._util_time[local] += dt * units
+        memory = self.spec.memory
+        energy["dram"] = dram_bytes * memory["dram"].energy_per_byte
+        energy["memory_idle"] = sum(m.idle for m in memory.values()) * dt
+        energy["base"] = self.spec.power.base * dt
+        if dt > 0:
+            node_power[self._board] += (energy["dram"] + energy["memory_idle"]
+                                        + energy["base"]) / dt
+        return energy, node_power
+
+    def _account(self, energy: dict[str, float]) -> None:
+        for name, joules in energy.items():
+            self.energy[name] += joules
+
+    # -- the sampler --------------------------------------------------------
+    def sampler(self):
+        """SimPy process: one power/thermal/governor step every ``self.step`` s."""
+        step = self.step
+        while True:
+            yield self.env.timeout(step)
+            self._tick(step)
+
+    def _tick(self, dt: float) -> None:
+        energy, node_power = self._collect(dt)
+        self._account(energy)
+        self.thermal.advance(node_power)
+        self._last_time = self.env.now
+        self._ticks += 1
+        np.maximum(self.peak, self.thermal.temperatures, out=self.peak)
+        for local, every in self._governor_every.items():
+            if self._ticks % every == 0:
+                util = self._util_busy[local] / max(self._util_time[local], 1e-15)
+                self._util_busy[local] = self._util_time[local] = 0.0
+                domain = self.domains[local]
+                domain.request(self.governors[local].decide(domain, util))
+        if self.trip_governor is not None and self._ticks % self._poll_every == 0:
+            self.trip_governor.poll()
+        for local, domain in self.domains.items():
+            if domain.frequency < self.min_frequency[local]:
+                self.min_frequency[local] = domain.frequency
+        if self._ticks % self.sample_every == 0:
+            self._record_sample(energy, dt)
+
+    def finish(self) -> None:
+        """Account the partial step since the last tick (keeps energy exact)."""
+        dt = self.env.now - self._last_time
+        if dt <= 0:
+            return
+        energy, node_power = self._collect(dt)
+        self._account(energy)
+        # One exact step of length dt (a one-off matrix exponential).
+        n = len(node_power)
+        capacity = np.array([self.spec.thermal.nodes[nm].capacity for nm in self.thermal.names])
+        aug = np.zeros((2 * n, 2 * n))
+        aug[:n, :n] = -self.thermal.conductance / capacity[:, None] * dt
+        aug[:n, n:] = np.diag(1.0 / capacity) * dt
+        exp = expm(aug)
+        self.thermal.theta = exp[:n, :n] @ self.thermal.theta + exp[:n, n:] @ node_power
+        np.maximum(self.peak, self.thermal.temperatures, out=self.peak)
+        self._last_time = self.env.now
+        self._record_sample(energy, dt)
+
+    def _record_sample(self, energy: dict[str, float] | None = None, dt: float = 0.0) -> None:
+        now = self.env.now
+        pre = self.prefix
+        add = self.samples.append
+        for name, temp in zip(self.thermal.names, self.thermal.temperatures):
+            add((now, f"{pre}temp.{name}", float(temp)))
+        for local, domain in self.domains.items():
+            add((now, f"{pre}freq.{local}", domain.frequency))
+            add((now, f"{pre}cap.{local}", domain.frequencies[domain.cap]))
+        if energy is not None and dt > 0:
+            for name, joules in energy.items():
+                add((now, f"{pre}power.{name}", joules / dt))
+            add((now, f"{pre}power.total", sum(energy.values()) / dt))
+
+    # -- queries ----------------------------------------------------------
+    @property
+    def total_energy(self) -> float:
+        """Energy (J) drawn so far, all components."""
+        return sum(self.energy.values())
+
+    def peak_temperature(self, nodes: list[str] | None = None) -> float:
+        """Peak temperature (°C) reached by ``nodes`` (all nodes if None)."""
+        names = nodes or self.thermal.names
+        return float(max(self.peak[self.thermal.index[n]] for n in names))
+

@@ -1,0 +1,161 @@
+"""DVFS: frequency domains and their governors.
+
+Each processor is one frequency domain with an OPP table. The effective OPP is
+the governor's choice limited by the thermal cap. A change of OPP notifies the
+domain's listeners (the processor), which re-time their running kernels: work
+done so far is kept, the remainder runs at the new speed.
+
+Governors are plugins registered by name in :data:`GOVERNORS`; each is a class
+whose constructor takes explicit keyword parameters.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+
+from ..errors import ConfigError
+from ..registry import Registry
+from ..spec.soc import OPP
+
+GOVERNORS: Registry[type[Governor]] = Registry("governor")
+
+
+class FrequencyDomain:
+    """The OPP state of one processor.
+
+    Args:
+        name: dotted processor name.
+        opps: ascending OPP table.
+    """
+
+    def __init__(self, name: str, opps: list[OPP]):
+        self.name = name
+        self.frequencies = [opp.frequency for opp in opps]
+        self.voltages = [opp.voltage for opp in opps]
+        self.top = len(opps) - 1
+        self.requested = self.top
+        self.cap = self.top
+        self.index = self.top
+        # Called with True before an OPP change (settle work at the old speed)
+        # and with False after it (re-time the rest).
+        self.listeners: list[Callable[[bool], None]] = []
+
+    @property
+    def frequency(self) -> float:
+        """Current frequency (Hz)."""
+        return self.frequencies[self.index]
+
+    @property
+    def voltage(self) -> float:
+        """Current voltage (V)."""
+        return self.voltages[self.index]
+
+    @property
+    def max_frequency(self) -> float:
+        return self.frequencies[self.top]
+
+    def index_at_least(self, frequency: float) -> int:
+        """Lowest OPP index whose frequency is >= ``frequency`` (the top if none)."""
+        return min(bisect.bisect_left(self.frequencies, frequency * (1 - 1e-9)), self.top)
+
+    def index_at_most(self, frequency: float) -> int:
+        """Highest OPP index whose frequency is <= ``frequency`` (0 if none)."""
+        return max(bisect.bisect_right(self.frequencies, frequency * (1 + 1e-9)) - 1, 0)
+
+    def request(self, index: int) -> None:
+        """Governor request; the thermal cap still applies."""
+        self.requested = max(0, min(index, self.top))
+        self._apply()
+
+    def set_cap(self, index: int) -> None:
+        """Thermal cap (highest allowed OPP index)."""
+        self.cap = max(0, min(index, self.top))
+        self._apply()
+
+    def _apply(self) -> None:
+        index = min(self.requested, self.cap)
+        if index != self.index:
+            for listener in self.listeners:
+                listener(True)
+            self.index = index
+            for listener in self.listeners:
+                listener(False)
+
+
+class Governor:
+    """A DVFS governor for one domain.
+
+    Subclasses implement :meth:`decide`; ``period`` is the sampling period in
+    seconds (0 for governors that decide once).
+    """
+
+    period: float = 0.0
+
+    def start(self, domain: FrequencyDomain) -> None:
+        """Set the initial OPP."""
+        domain.request(domain.top)
+
+    def decide(self, domain: FrequencyDomain, utilisation: float) -> int:
+        """Return the OPP index to request given utilisation in [0, 1] over the period."""
+        return domain.requested
+
+
+@GOVERNORS.register("performance")
+class Performance(Governor):
+    """Always the highest OPP."""
+
+
+@GOVERNORS.register("powersave")
+class Powersave(Governor):
+    """Always the lowest OPP."""
+
+    def start(self, domain: FrequencyDomain) -> None:
+        domain.request(0)
+
+    def decide(self, domain: FrequencyDomain, utilisation: float) -> int:
+        return 0
+
+
+@GOVERNORS.register("userspace")
+class Userspace(Governor):
+    """A fixed frequency (the highest OPP not above it).
+
+    Args:
+        frequency: requested frequency in Hz.
+    """
+
+    def __init__(self, frequency: float):
+        if frequency <= 0:
+            raise ConfigError(f"userspace frequency must be positive; got {frequency}")
+        self.frequency = frequency
+
+    def start(self, domain: FrequencyDomain) -> None:
+        domain.request(domain.index_at_most(self.frequency))
+
+    def decide(self, domain: FrequencyDomain, utilisation: float) -> int:
+        return domain.index_at_most(self.frequency)
+
+
+@GOVERNORS.register("schedutil")
+class Schedutil(Governor):
+    """Utilisation-driven, like Linux schedutil.
+
+    Every ``period`` it requests the lowest OPP with frequency >=
+    ``headroom * f_cur * utilisation`` (frequency-invariant utilisation scaled
+    by 1.25 headroom, as in the kernel's ``map_util_freq``).
+
+    Args:
+        period: sampling period (s); the kernel's rate limit is usually 0.5-20 ms.
+        headroom: utilisation headroom factor.
+    """
+
+    def __init__(self, period: float = 0.01, headroom: float = 1.25):
+        if period <= 0 or headroom < 1:
+            raise ConfigError("schedutil needs period > 0 and headroom >= 1")
+        self.period = period
+        self.headroom = headroom
+
+    def decide(self, domain: FrequencyDomain, utilisation: float) -> int:
+        target = self.headroom * domain.frequency * min(max(utilisation, 0.0), 1.0)
+        return domain.index_at_least(target)

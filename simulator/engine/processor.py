@@ -1,0 +1,204 @@
+"""A processor at run time: queue, units, running kernels, power accounting.
+
+Kernels ask for ``units`` units (cores, HVX contexts) and a ``share`` of each
+(processor sharing among tenants; 1 for exclusive use). A kernel holds
+``units * share`` of the processor's capacity and progresses at ``share``
+times its stand-alone speed. Ready kernels wait in priority order; the head of
+the queue starts as soon as it fits (no overtaking, so no starvation).
+
+Progress is tracked as the fraction of work done, not as an end time, so an
+OPP change during a kernel re-times only what is left. Completion events made
+stale by a re-timing are ignored through a per-task generation counter, which
+is cheaper than interrupting SimPy processes.
+
+Power is integrated exactly: the processor keeps its current dynamic power,
+busy units and DRAM byte rate (all piecewise constant between events) and adds
+``value * dt`` to running integrals at every change. The sampler reads and
+resets those integrals once per thermal step.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+import simpy
+
+from ..hardware.cost import KernelCost
+from ..spec.soc import ProcessorSpec
+from .dvfs import FrequencyDomain
+
+
+class Task:
+    """One kernel placed on a processor (internal to the engine)."""
+
+    __slots__ = ("label", "cost", "units", "share", "priority", "need", "on_done",
+                 "start", "done", "rate", "t_last", "gen", "power", "dram_rate",
+                 "lanes", "meta")
+
+    def __init__(self, label: str, cost: KernelCost, units: int, share: float,
+                 priority: float, on_done: Callable[[Task], None], meta: object = None):
+        self.label = label
+        self.cost = cost
+        self.units = units
+        self.share = share
+        self.priority = priority
+        self.need = units * share
+        self.on_done = on_done
+        self.meta = meta
+        self.start = -1.0
+        self.done = 0.0
+        self.rate = 0.0
+        self.t_last = 0.0
+        self.gen = 0
+        self.power = 0.0
+        self.dram_rate = 0.0
+        self.lanes: tuple[int, ...] = ()
+
+
+class Processor:
+    """Executes tasks on the units of one processor.
+
+    Args:
+        env: the SimPy environment.
+        name: dotted name (``cpu.gold``); prefixed with the device on multi-device systems.
+        spec: the processor description.
+        domain: its frequency domain.
+        record: callable receiving each finished task (for tidy records).
+    """
+
+    def __init__(self, env: simpy.Environment, name: str, spec: ProcessorSpec,
+                 domain: FrequencyDomain, record: Callable[[Processor, Task, float], None]):
+        self.env = env
+        self.name = name
+        self.spec = spec
+        self.domain = domain
+        self.capacity = float(spec.units)
+        self.free = self.capacity
+        self.free_lanes = list(range(spec.units))
+        self._queue: list[tuple[float, int, Task]] = []
+        self._seq = 0
+        self.running: list[Task] = []
+        self._record = record
+        self._ceff = spec.power.ceff
+        self._stall = spec.power.stall_activity
+        # piecewise-constant rates and their integrals since the last sample
+        self.power = 0.0  # W, dynamic
+        self.busy = 0.0  # busy units (shares count fractionally)
+        self.dram_rate = 0.0  # B/s
+        self._t = env.now
+        self.energy_dynamic = 0.0  # J
+        self.busy_time = 0.0  # unit-seconds
+        self.dram_bytes = 0.0  # B
+        domain.listeners.append(self._on_frequency)
+
+    # -- accounting -------------------------------------------------------
+    def settle(self) -> None:
+        """Bring the integrals up to ``env.now``."""
+        now = self.env.now
+        dt = now - self._t
+        if dt > 0:
+            self.energy_dynamic += self.power * dt
+            self.busy_time += self.busy * dt
+            self.dram_bytes += self.dram_rate * dt
+            self._t = now
+
+    def take_integrals(self) -> tuple[float, float, float]:
+        """Return and reset (dynamic energy J, busy unit-seconds, DRAM bytes)."""
+        self.settle()
+        out = (self.energy_dynamic, self.busy_time, self.dram_bytes)
+        self.energy_dynamic = self.busy_time = self.dram_bytes = 0.0
+        return out
+
+    # -- queueing ---------------------------------------------------------
+    def submit(self, task: Task) -> None:
+        """Queue a ready task; it starts when it reaches the head and fits."""
+        if task.need > self.capacity + 1e-9:
+            raise ValueError(f"{task.label} needs {task.need:g} units but {self.name} "
+                             f"has {self.capacity:g}")
+        self._seq += 1
+        heapq.heappush(self._queue, (task.priority, self._seq, task))
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        queue = self._queue
+        while queue and queue[0][2].need <= self.free + 1e-9:
+            task = heapq.heappop(queue)[2]
+            self._start(task)
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    # -- execution --------------------------------------------------------
+    def _start(self, task: Task) -> None:
+        self.settle()
+        self.free -= task.need
+        self.busy += task.need
+        if task.share >= 1.0 and len(self.free_lanes) >= task.units:
+            task.lanes = tuple(self.free_lanes[:task.units])
+            del self.free_lanes[:task.units]
+        task.start = task.t_last = self.env.now
+        self.running.append(task)
+        self._time(task)
+
+    def _time(self, task: Task) -> None:
+        """(Re)compute a running task's speed, power and completion event."""
+        freq = self.domain.frequency
+        cost = task.cost
+        duration = max(cost.duration(freq), 1e-15) / task.share
+        task.rate = 1.0 / duration
+        volt = self.domain.voltage
+        activity = cost.activity(freq, self._stall)
+        power = self._ceff * volt * volt * freq * activity * task.units * task.share
+        dram_rate = cost.dram_bytes * task.rate
+        self.power += power - task.power
+        self.dram_rate += dram_rate - task.dram_rate
+        task.power, task.dram_rate = power, dram_rate
+        task.gen += 1
+        remaining = (1.0 - task.done) * duration
+        event = self.env.timeout(max(remaining, 0.0))
+        event.callbacks.append(_Completion(self, task, task.gen))
+
+    def _finish(self, task: Task) -> None:
+        self.settle()
+        self.running.remove(task)
+        self.free += task.need
+        self.busy -= task.need
+        self.power -= task.power
+        self.dram_rate -= task.dram_rate
+        if abs(self.busy) < 1e-12:
+            self.busy = 0.0
+        if not self.running:  # avoid drift from float sums
+            self.power = self.dram_rate = self.busy = 0.0
+            self.free = self.capacity
+        if task.lanes:
+            self.free_lanes.extend(task.lanes)
+            self.free_lanes.sort()
+        self._record(self, task, self.env.now)
+        task.on_done(task)
+        self._dispatch()
+
+    def _on_frequency(self, before: bool) -> None:
+        if before:
+            self.settle()
+            now = self.env.now
+            for task in self.running:
+                task.done = min(1.0, task.done + (now - task.t_last) * task.rate)
+                task.t_last = now
+        else:
+            for task in self.running:
+                self._time(task)
+
+
+class _Completion:
+    """Completion callback bound to a task generation (stale ones do nothing)."""
+
+    __slots__ = ("processor", "task", "gen")
+
+    def __init__(self, processor: Processor, task: Task, gen: int):
+        self.processor, self.task, self.gen = processor, task, gen
+
+    def __call__(self, _event) -> None:
+        if self.task.gen == self.gen:
+            self.processor._finish(self.task)

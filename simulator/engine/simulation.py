@@ -1,0 +1,178 @@
+"""One simulation run: build -> run -> collect.
+
+:func:`simulate` takes a fully resolved experiment (no sweep left) and a seed,
+builds a fresh SimPy environment with its devices, jobs and policy, runs it to
+completion and returns a :class:`RunResult`. Nothing is shared between runs,
+so several simulations can run in one process.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from ..errors import ConfigError
+from ..library import load_soc
+from ..policy import Job, PolicyContext, make_policy
+from ..spec.experiment import ExperimentSpec, WorkloadSpec
+from ..spec.soc import SocSpec
+from ..trace import Trace, load_trace
+from .device import Device
+from .dvfs import GOVERNORS, Governor
+from .job_runner import JobRunner
+from .processor import Processor, Task
+from .system import System
+
+DEFAULT_DEVICE = "device"
+
+
+@dataclass
+class RunResult:
+    """Everything one run produced.
+
+    Attributes:
+        metrics: scalar metrics, units in the names (``latency_s``, ``energy_j``).
+        kernels: one row per executed kernel (job, iteration, id, processor, start_s, end_s...).
+        transfers: one row per channel transfer.
+        timeseries: long table ``time_s, name, value`` (temperatures, frequencies, powers).
+        wall_time_s: wall-clock seconds the run took.
+    """
+
+    metrics: dict[str, float]
+    kernels: pd.DataFrame
+    transfers: pd.DataFrame
+    timeseries: pd.DataFrame
+    wall_time_s: float = 0.0
+    meta: dict = field(default_factory=dict)
+
+
+class _Recorder:
+    """Collects tidy records as tuples (cheap on the hot path)."""
+
+    def __init__(self):
+        self.tasks: list[tuple] = []
+        self.transfers: list[tuple] = []
+
+    def task(self, proc: Processor, task: Task, end: float) -> None:
+        job, iteration, row = task.meta if task.meta else ("", 0, -1)
+        self.tasks.append((job, iteration, row, task.label, proc.name, task.units, task.share,
+                           task.lanes, task.start, end))
+
+    def transfer(self, channel, start: float, end: float, nbytes: float, label: str) -> None:
+        self.transfers.append((channel.name, label, nbytes, start, end))
+
+
+def build_trace(workload: WorkloadSpec, base: Path | None = None) -> Trace:
+    """The kernel trace of one workload (zoo model or trace file)."""
+    if workload.trace is not None:
+        path = Path(workload.trace)
+        if not path.is_absolute() and base is not None and (base / path).exists():
+            path = base / path
+        trace = load_trace(path)
+    else:
+        from workloads.generate import generate_trace
+
+        params = {k: v for k, v in (("input_size", workload.input_size),
+                                    ("num_classes", workload.num_classes),
+                                    ("width", workload.width),
+                                    ("algorithm", workload.algorithm)) if v is not None}
+        trace = generate_trace(workload.model, mode=workload.mode, batch=workload.batch,
+                               precision=workload.precision or "fp32", **params)
+    if workload.precision is not None and workload.algorithm is None:
+        trace = trace.with_precision(workload.precision)
+    return trace
+
+
+def _governors(exp: ExperimentSpec, soc) -> dict[str, Governor]:
+    governors = {}
+    for local in soc.processors():
+        choice = exp.dvfs.domains.get(local, exp.dvfs)
+        name = choice.governor or exp.dvfs.governor or soc.default_governor
+        params = choice.params() if choice is not exp.dvfs else exp.dvfs.params()
+        cls = GOVERNORS.get(name, path=f"dvfs.domains.{local}.governor"
+                            if local in exp.dvfs.domains else "dvfs.governor")
+        try:
+            governors[local] = cls(**_accepted(cls, params))
+        except TypeError as err:
+            raise ConfigError(f"governor {name!r}: {err}", path="dvfs") from None
+    for local in exp.dvfs.domains:
+        if local not in governors:
+            raise ConfigError(f"unknown frequency domain {local!r}; this SoC has "
+                              f"{', '.join(governors)}", path=f"dvfs.domains.{local}")
+    return governors
+
+
+def _accepted(cls, params: dict) -> dict:
+    import inspect
+
+    names = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    return {k: v for k, v in params.items() if k in names}
+
+
+def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = None,
+             traces: dict[int, Trace] | None = None, soc: SocSpec | None = None) -> RunResult:
+    """Run one resolved experiment.
+
+    Args:
+        exp: the experiment, with no sweep left to expand.
+        seed: the run's seed (``exp.seed`` if None).
+        base: folder relative paths in the experiment are resolved against.
+        traces: in-memory traces replacing workload ``i``'s trace (tests, checks).
+        soc: a device description to use instead of loading ``exp.soc`` (calibration).
+    """
+    wall = time.perf_counter()
+    seed = exp.seed if seed is None else seed
+    rng = np.random.default_rng(seed)
+    env = simpy.Environment()
+    recorder = _Recorder()
+    soc = soc or load_soc(exp.soc, base)
+    if exp.thermal.ambient is not None:
+        soc = soc.model_copy(update={"thermal": soc.thermal.model_copy(
+            update={"ambient": exp.thermal.ambient})})
+    sample_every = max(1, round(exp.outputs.sample_period / soc.thermal.step))
+    device = Device(env, DEFAULT_DEVICE, soc, _governors(exp, soc), recorder.task,
+                    recorder.transfer, initial_temperature=exp.thermal.initial,
+                    thermal_governor=exp.thermal.governor, sample_every=sample_every)
+    system = System({DEFAULT_DEVICE: device})
+
+    jobs = []
+    for i, workload in enumerate(exp.workloads()):
+        trace = traces[i] if traces and i in traces else build_trace(workload, base)
+        name = workload.name or workload.model or Path(workload.trace).stem
+        if any(j.name == name for j in jobs):
+            name = f"{name}#{i}"
+        jobs.append(Job(name=name, trace=trace, device=workload.device or DEFAULT_DEVICE,
+                        iterations=workload.iterations, start=workload.start,
+                        samples=workload.batch, params=workload.model_dump()))
+    policy = make_policy(dict(exp.policy))
+    policy.bind(PolicyContext(system=system, rng=rng))
+    runners = []
+    for i, job in enumerate(jobs):
+        try:
+            plan = policy.plan(job)
+            runners.append(JobRunner(env, system, job, plan))
+        except ConfigError as err:
+            raise err.within(prefix="policy") from None
+    for dev in system.devices.values():
+        env.process(dev.sampler())
+    for runner in runners:
+        env.process(runner.process())
+    all_done = simpy.AllOf(env, [r.done for r in runners])
+    if exp.time_limit is not None:
+        env.run(until=simpy.AnyOf(env, [all_done, env.timeout(exp.time_limit)]))
+    else:
+        env.run(until=all_done)
+    for dev in system.devices.values():
+        dev.finish()
+    from ..metrics import collect_metrics
+
+    result = collect_metrics(env, system, jobs, runners, recorder)
+    result.metrics = {k: float(v) for k, v in result.metrics.items()}
+    result.metrics["seed"] = seed
+    result.wall_time_s = time.perf_counter() - wall
+    return result

@@ -1,0 +1,133 @@
+"""Thermal RC network and the Android step-wise thermal governor.
+
+Node temperatures ``T`` obey ``C dT/dt = P - G (T - T_amb)`` where ``C`` holds
+the heat capacities, ``G`` the conductance matrix (links between nodes plus
+links to ambient) and ``P`` the power into each node. With ``theta = T - T_amb``
+and power constant over a step ``dt`` the exact solution is
+
+    theta(t + dt) = Phi theta(t) + Gamma P,   Phi = expm(A dt),
+    Gamma = integral_0^dt expm(A s) ds C^-1,   A = -C^-1 G,
+
+computed once per network from the augmented matrix exponential. A step
+therefore costs one small matrix-vector product, whatever ``dt``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import expm
+
+from ..errors import ConfigError
+from ..spec.soc import ThermalSpec
+from .dvfs import FrequencyDomain
+
+
+class ThermalNetwork:
+    """An RC network stepped exactly over a fixed step.
+
+    Args:
+        spec: the thermal section of a device.
+        initial: starting temperature of every node (°C); ambient if None.
+    """
+
+    def __init__(self, spec: ThermalSpec, initial: float | None = None):
+        self.names = list(spec.nodes)
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.ambient = spec.ambient
+        self.step = spec.step
+        n = len(self.names)
+        conductance = np.zeros((n, n))
+        for link in spec.links:
+            a, b = link.between
+            if a == b:
+                raise ConfigError(f"thermal link joins {a!r} to itself")
+            for u, v in ((a, b), (b, a)):
+                if u == "ambient":
+                    continue
+                i = self.index[u]
+                conductance[i, i] += link.conductance
+                if v != "ambient":
+                    conductance[i, self.index[v]] -= link.conductance
+        capacity = np.array([spec.nodes[name].capacity for name in self.names])
+        self._check_grounded(conductance)
+        a_matrix = -conductance / capacity[:, None]
+        augmented = np.zeros((2 * n, 2 * n))
+        augmented[:n, :n] = a_matrix * self.step
+        augmented[:n, n:] = np.diag(1.0 / capacity) * self.step
+        exp = expm(augmented)
+        self.phi = exp[:n, :n]
+        self.gamma = exp[:n, n:]
+        self.conductance = conductance
+        start = self.ambient if initial is None else initial
+        self.theta = np.full(n, start - self.ambient)
+
+    def _check_grounded(self, conductance: np.ndarray) -> None:
+        """Every node must reach ambient, or its temperature would grow without bound."""
+        n = len(self.names)
+        grounded = [conductance[i].sum() > 1e-12 for i in range(n)]
+        changed = True
+        while changed:
+            changed = False
+            for i in range(n):
+                if not grounded[i] and any(grounded[j] and conductance[i, j] < 0
+                                           for j in range(n)):
+                    grounded[i] = changed = True
+        for i, ok in enumerate(grounded):
+            if not ok:
+                raise ConfigError(f"thermal node {self.names[i]!r} has no path to ambient")
+
+    @property
+    def temperatures(self) -> np.ndarray:
+        """Node temperatures (°C), in the order of :attr:`names`."""
+        return self.theta + self.ambient
+
+    def temperature(self, node: str) -> float:
+        """Temperature of one node (°C)."""
+        return float(self.theta[self.index[node]] + self.ambient)
+
+    def advance(self, power: np.ndarray) -> None:
+        """Advance one step with constant ``power`` (W per node)."""
+        self.theta = self.phi @ self.theta + self.gamma @ power
+
+    def steady_state(self, power: np.ndarray) -> np.ndarray:
+        """Temperatures (°C) the network settles at under constant ``power``."""
+        return np.linalg.solve(self.conductance, power) + self.ambient
+
+
+class StepWiseGovernor:
+    """Android's step-wise thermal governor over the trips of a device.
+
+    Each poll, for every trip: above its temperature the caps of its domains
+    drop one OPP; below ``temperature - hysteresis`` they rise one OPP. A
+    domain named by several trips gets the lowest cap any of them sets.
+
+    Args:
+        trips: the trip points.
+        domains: frequency domains by name.
+        network: the thermal network (for sensor temperatures).
+    """
+
+    def __init__(self, trips, domains: dict[str, FrequencyDomain], network: ThermalNetwork):
+        self.trips = list(trips)
+        self.domains = domains
+        self.network = network
+        self.caps = {(t, d): domains[d].top for t, trip in enumerate(self.trips)
+                     for d in trip.domains}
+
+    def poll(self) -> None:
+        """Update the caps from the current sensor temperatures."""
+        for t, trip in enumerate(self.trips):
+            temp = self.network.temperature(trip.sensor)
+            for name in trip.domains:
+                domain = self.domains[name]
+                cap = self.caps[(t, name)]
+                floor = domain.index_at_least(trip.floor) if trip.floor else 0
+                if temp > trip.temperature:
+                    cap = max(cap - 1, floor)
+                elif temp < trip.temperature - trip.hysteresis:
+                    cap = min(cap + 1, domain.top)
+                self.caps[(t, name)] = cap
+        for name, domain in self.domains.items():
+            caps = [cap for (t, d), cap in self.caps.items() if d == name]
+            if caps:
+                domain.set_cap(min(caps))

@@ -1,0 +1,63 @@
+"""Finding the bundled YAML files: SoCs by name, experiments, the project root.
+
+A SoC is named by a file stem under ``socs/`` (``snapdragon865``) or given as a
+path. ``SOCSIM_SOC_PATH`` (os.pathsep-separated folders) adds search folders
+for user SoC libraries.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import ConfigError
+from .spec.soc import SocSpec
+from .spec.yamlio import read_yaml, validate
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def soc_dirs() -> list[Path]:
+    """Folders searched for SoC files, in order."""
+    extra = [Path(p) for p in os.environ.get("SOCSIM_SOC_PATH", "").split(os.pathsep) if p]
+    return [*extra, PROJECT_ROOT / "socs"]
+
+
+def soc_names() -> list[str]:
+    """Names of all SoC files found."""
+    names = set()
+    for folder in soc_dirs():
+        if folder.is_dir():
+            names.update(p.stem for p in folder.glob("*.yaml"))
+    return sorted(names)
+
+
+def soc_path(name: str, base: Path | None = None) -> Path:
+    """Resolve a SoC name or path to a file."""
+    candidate = Path(name)
+    if candidate.suffix in (".yaml", ".yml"):
+        for path in ([base / candidate] if base else []) + [candidate]:
+            if path.is_file():
+                return path
+        raise ConfigError("SoC file not found", file=str(candidate))
+    for folder in soc_dirs():
+        path = folder / f"{name}.yaml"
+        if path.is_file():
+            return path
+    close = difflib.get_close_matches(name, soc_names(), n=3)
+    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    raise ConfigError(f"unknown SoC {name!r}.{hint} Known: {', '.join(soc_names())}.")
+
+
+def load_soc(name: str, base: Path | None = None) -> SocSpec:
+    """Load and validate a SoC by name (``snapdragon865``) or path."""
+    path = soc_path(name, base)
+    return _load_soc_file(str(path.resolve()), path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _load_soc_file(path: str, _mtime: int) -> SocSpec:
+    # Specs are immutable pydantic models, so sharing one between runs is safe.
+    return validate(SocSpec, read_yaml(path), file=path)

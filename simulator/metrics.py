@@ -1,0 +1,62 @@
+"""Turning a finished run's records into tables and scalar metrics.
+
+Metric names carry their unit: ``latency_s`` (mean iteration latency),
+``makespan_s``, ``energy_j`` (all components, whole run),
+``energy_per_iteration_j``, ``avg_power_w``, ``peak_temp_c`` (hottest node),
+``peak_skin_temp_c``, ``throughput_per_s`` (samples per second),
+``energy_<component>_j``, ``min_freq_<domain>_hz`` and, with several jobs,
+``<job>.latency_s``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+KERNEL_COLUMNS = ["job", "iteration", "row", "label", "processor", "units", "share", "lanes",
+                  "start_s", "end_s"]
+TRANSFER_COLUMNS = ["channel", "label", "bytes", "start_s", "end_s"]
+
+
+def collect_metrics(env, system, jobs, runners, recorder):
+    """Build the :class:`~simulator.engine.simulation.RunResult` of a finished run."""
+    from .engine.simulation import RunResult
+
+    kernels = pd.DataFrame(recorder.tasks, columns=KERNEL_COLUMNS)
+    kernels["duration_s"] = kernels["end_s"] - kernels["start_s"]
+    transfers = pd.DataFrame(recorder.transfers, columns=TRANSFER_COLUMNS)
+    samples = [s for dev in system.devices.values() for s in dev.samples]
+    timeseries = pd.DataFrame(samples, columns=["time_s", "name", "value"])
+
+    metrics: dict[str, float] = {}
+    latencies = []
+    samples_done = 0
+    completed = True
+    for job, runner in zip(jobs, runners):
+        times = [end - start for start, end in runner.iteration_times]
+        latencies.extend(times)
+        samples_done += job.samples * len(times)
+        completed &= len(times) == job.iterations
+        if len(jobs) > 1:
+            metrics[f"{job.name}.latency_s"] = sum(times) / len(times) if times else float("nan")
+    makespan = env.now
+    metrics["latency_s"] = sum(latencies) / len(latencies) if latencies else float("nan")
+    metrics["makespan_s"] = makespan
+    energy = sum(dev.total_energy for dev in system.devices.values())
+    metrics["energy_j"] = energy
+    metrics["energy_per_iteration_j"] = energy / len(latencies) if latencies else float("nan")
+    metrics["avg_power_w"] = energy / makespan if makespan > 0 else 0.0
+    metrics["throughput_per_s"] = samples_done / makespan if makespan > 0 else 0.0
+    metrics["peak_temp_c"] = max(dev.peak_temperature() for dev in system.devices.values())
+    for name, dev in system.devices.items():
+        pre = "" if len(system.devices) == 1 else f"{name}."
+        skin = dev.spec.thermal.skin_node
+        if skin:
+            metrics[f"{pre}peak_skin_temp_c"] = dev.peak_temperature([skin])
+        for component, joules in dev.energy.items():
+            metrics[f"{pre}energy_{component}_j"] = joules
+        for local, freq in dev.min_frequency.items():
+            metrics[f"{pre}min_freq_{local}_hz"] = freq
+    metrics["kernels"] = len(kernels)
+    metrics["completed"] = float(completed)
+    return RunResult(metrics=metrics, kernels=kernels, transfers=transfers,
+                     timeseries=timeseries)

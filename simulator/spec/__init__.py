@@ -1,0 +1,1 @@
+"""Typed schemas of the YAML inputs (SoC, experiment) and their loading."""

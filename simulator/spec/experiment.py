@@ -1,0 +1,330 @@
+"""The experiment schema: what to simulate, on what, under which policy.
+
+Minimal form::
+
+    name: quickstart
+    soc: snapdragon865
+    workload: {model: resnet18, mode: inference, batch: 1, precision: fp32}
+    policy: {name: single, processor: cpu.gold, cores: 3}
+
+``workload`` may also be a list (several tenants sharing the SoC) and a
+workload may be ``{trace: path/to/trace.csv}``. ``sweep``, ``repeats`` and
+``--set`` overrides address any key by its dotted path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..ops import PRECISIONS
+from .base import Celsius, Hertz, Seconds, Strict
+
+
+class WorkloadSpec(Strict):
+    """One workload (a job): a zoo model or a trace file.
+
+    Attributes:
+        name: job name (defaults to the model or trace file name).
+        model: a model-zoo name (``socsim list models``).
+        trace: path to a trace CSV/Parquet (relative to the experiment file).
+        mode: inference or training (zoo models).
+        batch: batch size.
+        precision: overrides the precision of every kernel.
+        input_size: input resolution (zoo models), pixels.
+        num_classes: classifier classes (zoo models).
+        width: width multiplier (zoo models that have one).
+        algorithm: mixed-precision training algorithm (``workloads/algorithms``).
+        iterations: iterations (batches / frames) run back to back.
+        start: release time of the first iteration.
+        device: the device the job belongs to (multi-device systems).
+    """
+
+    name: str | None = None
+    model: str | None = None
+    trace: str | None = None
+    mode: Literal["inference", "training"] = "inference"
+    batch: int = Field(default=1, ge=1)
+    precision: str | None = None
+    input_size: int | None = Field(default=None, ge=1)
+    num_classes: int | None = Field(default=None, ge=1)
+    width: float | None = Field(default=None, gt=0)
+    algorithm: str | None = None
+    iterations: int = Field(default=1, ge=1)
+    start: Seconds = Field(default=0.0, ge=0)
+    device: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> WorkloadSpec:
+        if (self.model is None) == (self.trace is None):
+            raise ValueError("give exactly one of 'model' or 'trace'")
+        if self.precision is not None and self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}")
+        return self
+
+
+class GovernorSpec(Strict):
+    """A DVFS governor choice (``socsim list governors``)."""
+
+    governor: str | None = None
+    frequency: Hertz | None = Field(default=None, gt=0,
+                                    description="userspace: fixed frequency")
+    period: Seconds | None = Field(default=None, gt=0, description="schedutil: sampling period")
+    headroom: float | None = Field(default=None, ge=1, description="schedutil: headroom")
+
+    def params(self) -> dict[str, float]:
+        return {k: v for k, v in (("frequency", self.frequency), ("period", self.period),
+                                  ("headroom", self.headroom)) if v is not None}
+
+
+class DvfsSpec(GovernorSpec):
+    """Governor for all frequency domains, with per-domain overrides."""
+
+    domains: dict[str, GovernorSpec] = Field(default_factory=dict)
+
+
+class ThermalOptions(Strict):
+    """Run-time thermal options (the network itself is in the SoC file)."""
+
+    governor: bool = Field(default=True, description="trip points cap frequencies")
+    initial: Celsius | None = Field(default=None, description="start temperature of all nodes")
+    ambient: Celsius | None = None
+
+
+class OutputOptions(Strict):
+    """What each run writes besides its metrics."""
+
+    timeline: bool = Field(default=True, description="Chrome/Perfetto trace JSON")
+    timeseries: bool = True
+    kernels: bool = Field(default=True, description="per-kernel records (kernels.parquet)")
+    sample_period: Seconds = Field(default=0.01, gt=0, description="time-series sampling")
+
+
+class Distribution(Strict):
+    """One parameter distribution of a random sweep; give exactly one field.
+
+    Attributes:
+        choice: pick one of these values uniformly.
+        uniform: ``[low, high]``, uniform real.
+        loguniform: ``[low, high]`` (both > 0), uniform in log space.
+        randint: ``[low, high]``, uniform integer, both ends included.
+        unit: unit appended to numeric samples (``GHz`` gives ``"1.53 GHz"``), for
+            unit-typed keys.
+    """
+
+    choice: list[Any] | None = Field(default=None, min_length=1)
+    uniform: tuple[float, float] | None = None
+    loguniform: tuple[float, float] | None = None
+    randint: tuple[int, int] | None = None
+    unit: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Distribution:
+        given = [k for k in ("choice", "uniform", "loguniform", "randint")
+                 if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of choice, uniform, loguniform, randint")
+        bounds = self.uniform or self.loguniform or self.randint
+        if bounds is not None and bounds[0] > bounds[1]:
+            raise ValueError(f"{given[0]} needs [low, high] with low <= high")
+        if self.loguniform is not None and self.loguniform[0] <= 0:
+            raise ValueError("loguniform bounds must be > 0")
+        return self
+
+    def sample(self, rng) -> Any:
+        """Draw one value with ``rng`` (a ``numpy.random.Generator``)."""
+        import math
+
+        if self.choice is not None:
+            value = self.choice[int(rng.integers(len(self.choice)))]
+        elif self.uniform is not None:
+            value = float(rng.uniform(*self.uniform))
+        elif self.loguniform is not None:
+            low, high = self.loguniform
+            value = float(math.exp(rng.uniform(math.log(low), math.log(high))))
+        else:
+            low, high = self.randint
+            value = int(rng.integers(low, high + 1))
+        if self.unit and isinstance(value, (int, float)):
+            return f"{value:.6g} {self.unit}"
+        return value
+
+
+class RandomSweep(Strict):
+    """Random samples of a parameter space, with their own seed.
+
+    Attributes:
+        samples: number of points drawn.
+        seed: seed of the sampler (independent of the runs' seeds).
+        params: distribution per dotted path.
+    """
+
+    samples: int = Field(ge=1)
+    seed: int = Field(default=0, ge=0)
+    params: dict[str, Distribution] = Field(min_length=1)
+
+
+class SweepSpec(Strict):
+    """A sweep: a grid (product of axes) x zipped lists x random samples.
+
+    In YAML the grid axes are written directly under ``sweep`` (dotted paths
+    mapping to lists); ``zip`` and ``random`` are the two reserved keys.
+
+    Attributes:
+        grid: axis path -> values; all combinations are run.
+        zip: path -> values; lists of equal length varying together.
+        random: random samples, combined with every grid x zip point.
+    """
+
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    zip: dict[str, list[Any]] = Field(default_factory=dict)
+    random: RandomSweep | None = None
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any]) -> SweepSpec:
+        """Build from the YAML form (grid axes at top level)."""
+        if not isinstance(raw, dict):
+            raise ValueError("sweep must be a mapping of dotted paths to lists")
+        grid = {k: v for k, v in raw.items() if k not in RESERVED_SWEEP_KEYS}
+        return cls(grid=grid, zip=raw.get("zip") or {}, random=raw.get("random"))
+
+    @model_validator(mode="after")
+    def _shapes(self) -> SweepSpec:
+        for key, values in {**self.grid, **self.zip}.items():
+            if not values:
+                raise ValueError(f"sweep axis {key!r} must be a non-empty list")
+        lengths = {len(v) for v in self.zip.values()}
+        if len(lengths) > 1:
+            raise ValueError("zip lists must have equal lengths")
+        return self
+
+    def paths(self) -> list[str]:
+        """Every dotted path the sweep varies, in declaration order."""
+        randoms = list(self.random.params) if self.random else []
+        return [*self.grid, *self.zip, *randoms]
+
+
+RESERVED_SWEEP_KEYS = ("zip", "random")
+
+PLOT_KINDS = ("bar", "line", "box", "timeseries", "heatmap", "pareto")
+
+
+class PlotSpec(Strict):
+    """One figure drawn from a sweep's results (``plots:`` in the experiment).
+
+    Column names are result columns: ``run``, ``repeat``, ``seed``, swept or
+    set dotted paths (``workload.batch``) and metrics (``latency_s``). For
+    ``timeseries`` plots ``y`` names time series (``temp.*`` globs allowed).
+
+    Attributes:
+        kind: bar (mean per x, CI error bars), line (y against x), box
+            (distribution per x), timeseries (value against time_s), heatmap
+            (z coloured over x by y), pareto (y against x with the Pareto front).
+        x: column on the horizontal axis (``time_s`` for timeseries).
+        y: column(s) on the vertical axis, or series names for timeseries.
+        z: colour value of a heatmap (a metric).
+        hue: column whose values get their own colour.
+        facet: column whose values get their own panel.
+        logx: logarithmic x axis.
+        logy: logarithmic y axis.
+        error_bars: 95 % confidence intervals over repeats (bar, line).
+        title: figure title.
+        name: file stem in ``plots/`` (default ``<index>-<kind>-<y>``).
+        width: ``single`` (3.3 in) or ``double`` (7 in) column figure.
+        height: figure height, inches (default from the width).
+        where: keep only rows whose column equals the value (or is in the list).
+        maximize: pareto axes where larger is better (``[y]`` for throughput).
+        xlabel: x-axis label (default: the column name).
+        ylabel: y-axis label (default: the column name).
+    """
+
+    kind: Literal["bar", "line", "box", "timeseries", "heatmap", "pareto"]
+    x: str | None = None
+    y: str | list[str] | None = None
+    z: str | None = None
+    hue: str | None = None
+    facet: str | None = None
+    logx: bool = False
+    logy: bool = False
+    error_bars: bool = True
+    title: str | None = None
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.\-]+$")
+    width: Literal["single", "double"] = "single"
+    height: float | None = Field(default=None, gt=0)
+    where: dict[str, Any] = Field(default_factory=dict)
+    maximize: list[Literal["x", "y"]] = Field(default_factory=list)
+    xlabel: str | None = None
+    ylabel: str | None = None
+
+    @model_validator(mode="after")
+    def _needs(self) -> PlotSpec:
+        needed = {"bar": ("x", "y"), "line": ("x", "y"), "box": ("x", "y"),
+                  "timeseries": ("y",), "heatmap": ("x", "y", "z"),
+                  "pareto": ("x", "y")}[self.kind]
+        missing = [k for k in needed if getattr(self, k) in (None, [])]
+        if missing:
+            raise ValueError(f"a {self.kind} plot needs {' and '.join(map(repr, needed))}; "
+                             f"{', '.join(map(repr, missing))} missing")
+        if self.kind in ("heatmap", "pareto") and isinstance(self.y, list):
+            raise ValueError(f"a {self.kind} plot takes one y column")
+        return self
+
+    def ys(self) -> list[str]:
+        """``y`` as a list."""
+        return list(self.y) if isinstance(self.y, list) else [self.y] if self.y else []
+
+    def file_stem(self, index: int) -> str:
+        """File name (without extension) of the figure."""
+        if self.name:
+            return self.name
+        label = "-".join(self.ys()) or "plot"
+        safe = "".join(c if c.isalnum() or c in "_.-" else "_" for c in label)
+        return f"{index:02d}-{self.kind}-{safe}"
+
+
+class ExperimentSpec(Strict):
+    """A whole experiment (before sweep expansion)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str = ""
+    soc: str
+    workload: WorkloadSpec | list[WorkloadSpec]
+    policy: dict[str, Any]
+    dvfs: DvfsSpec = DvfsSpec()
+    thermal: ThermalOptions = ThermalOptions()
+    outputs: OutputOptions = OutputOptions()
+    sweep: dict[str, Any] | None = None
+    repeats: int = Field(default=1, ge=1)
+    seed: int = Field(default=0, ge=0)
+    time_limit: Seconds | None = Field(default=None, gt=0,
+                                       description="stop the simulated run at this time")
+    plots: list[PlotSpec] = Field(default_factory=list)
+
+    @field_validator("policy")
+    @classmethod
+    def _policy_named(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if "name" not in value:
+            raise ValueError("policy needs a 'name'")
+        return value
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep_shape(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # The detailed check (with exact YAML paths) is simulator.experiment.parse_sweep;
+        # this one only guards ExperimentSpec used on its own.
+        if value is not None:
+            SweepSpec.from_mapping(value)
+        return value
+
+    @field_validator("plots")
+    @classmethod
+    def _plot_names_unique(cls, value: list[PlotSpec]) -> list[PlotSpec]:
+        names = [plot.file_stem(i) for i, plot in enumerate(value)]
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise ValueError(f"plot names must be unique; {', '.join(duplicated)} repeated")
+        return value
+
+    def workloads(self) -> list[WorkloadSpec]:
+        return self.workload if isinstance(self.workload, list) else [self.workload]

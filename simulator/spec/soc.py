@@ -1,0 +1,367 @@
+"""The SoC (device) schema: processors, memories, power and thermal network.
+
+One schema serves phones, server boards (CPU + discrete GPU) and multi-core DSP
+boards. A device has CPU clusters (``cpu.<cluster>``), optionally a ``gpu`` and
+a ``dsp``, shared memories (``l3``, ``slc``, ..., and ``dram``), a thermal RC
+network, and thermal-governor trip points. Every section may carry a
+``source:`` saying where its numbers come from (datasheet, paper, measurement,
+or "fitted to <data>").
+
+All quantities are written with units ("2.84 GHz", "512 KiB") and arrive here
+as SI floats (see :mod:`simulator.units`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, field_validator, model_validator
+
+from ..ops import OP_KINDS, PRECISIONS
+from .base import (
+    Bytes,
+    BytesPerSecond,
+    Celsius,
+    Farads,
+    Fraction,
+    Hertz,
+    Joules,
+    JoulesPerByte,
+    JoulesPerKelvin,
+    Kelvin,
+    Seconds,
+    Strict,
+    Volts,
+    Watts,
+    WattsPerKelvin,
+)
+
+PROCESSOR_KINDS = ("cpu", "gpu", "dsp", "npu")
+
+
+class OPP(Strict):
+    """One operating performance point: a frequency and the voltage it needs."""
+
+    frequency: Hertz
+    voltage: Volts
+
+
+def _parse_opp(value: object) -> object:
+    """Accept ``"2.84 GHz @ 1.0 V"`` as shorthand for ``{frequency, voltage}``."""
+    if isinstance(value, str):
+        parts = re.split(r"\s*@\s*", value.strip())
+        if len(parts) != 2:
+            raise ValueError(f"an OPP is written like '2.84 GHz @ 1.0 V'; got {value!r}")
+        return {"frequency": parts[0], "voltage": parts[1]}
+    return value
+
+
+class CacheLevel(Strict):
+    """A cache or local memory level of a processor, nearest first.
+
+    Attributes:
+        name: short name shown in results (``l1``, ``l2``, ``vtcm``).
+        size: capacity in bytes (per unit if ``per_unit``).
+        per_unit: true for a cache private to each core/context; its capacity
+            and bandwidth then add up over the units a kernel uses.
+        bytes_per_cycle: bandwidth at the processor clock (per unit if
+            ``per_unit``), so it scales with DVFS; or give ``bandwidth``.
+        bandwidth: fixed bandwidth in bytes/s (own clock domain).
+    """
+
+    name: str
+    size: Bytes = Field(gt=0)
+    per_unit: bool = True
+    bytes_per_cycle: float | None = Field(default=None, gt=0)
+    bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_bandwidth(self) -> CacheLevel:
+        if (self.bytes_per_cycle is None) == (self.bandwidth is None):
+            raise ValueError("give exactly one of bytes_per_cycle or bandwidth")
+        return self
+
+
+class ProcessorPower(Strict):
+    """Power model of one processor (per unit = per core / context).
+
+    Dynamic power per busy unit is ``ceff * V^2 * f * activity``; static
+    leakage per powered unit is ``leakage * (V / V_max) * 2^((T - T_ref)/doubling)``;
+    an idle (clock-gated) unit also draws ``idle``.
+    """
+
+    ceff: Farads = Field(ge=0, description="effective switched capacitance per unit")
+    leakage: Watts = Field(default=0.0, ge=0, description="leakage per unit at V_max, T_ref")
+    leakage_reference: Celsius = 25.0
+    leakage_doubling: Kelvin = Field(default=25.0, gt=0)
+    idle: Watts = Field(default=0.0, ge=0, description="clock-gated idle power per unit")
+    stall_activity: Fraction = Field(default=0.5, ge=0, le=1,
+                                     description="activity while stalled on memory")
+    source: str | None = None
+
+
+class Offload(Strict):
+    """Cost of moving data between the CPU's address space and this processor's.
+
+    A crossing costs ``switch + bytes / bandwidth`` on a channel that carries one
+    transfer at a time (FastRPC for the DSP, buffer mapping for the GPU).
+    """
+
+    switch: Seconds = Field(ge=0)
+    bandwidth: BytesPerSecond = Field(gt=0)
+    source: str | None = None
+
+
+class BatchPadding(Strict):
+    """Batch padding of a vendor library: batches above ``above`` are padded up
+    to a multiple of ``multiple`` (Hexagon NN: above 4, to a multiple of 32)."""
+
+    above: int = Field(ge=1)
+    multiple: int = Field(ge=1)
+
+
+class ProcessorSpec(Strict):
+    """A processor: a CPU cluster, a GPU, a DSP or an NPU.
+
+    Attributes:
+        kind: cpu | gpu | dsp | npu.
+        core: the core or IP name (``cortex-a77``, ``adreno-650``, ``hexagon-698``).
+        units: cores of a cluster, HVX contexts of a DSP, 1 for a GPU.
+        opps: OPP table, ascending frequencies.
+        ops_per_cycle: peak operations per cycle per unit by precision (2 per MAC);
+            a missing precision is unsupported on this processor.
+        efficiency: fraction of peak reached per op kind; keys are op kinds,
+            ``op.pass`` (``conv.bwd_weight``), categories (``elementwise``) or
+            ``default``; nested under a precision name to override for it.
+        memory_efficiency: fraction of each bandwidth reached, same keys.
+        parallel_efficiency: each extra unit adds this fraction of one unit.
+        dispatch_overhead: fixed cost per kernel launch / RPC call.
+        caches: private or processor-shared cache levels, nearest first.
+        shared_memories: names of device memories reached next, nearest first
+            (the last must be ``dram``).
+        dram_bandwidth: cap on this processor's own DRAM path.
+        unsupported_ops: op kinds this processor cannot run.
+        batch_padding: batch padding rule of its kernel library.
+        offload: present when the processor has its own address space.
+        memory_budget: memory available to kernels on this processor.
+        thermal_node: RC node its heat goes to.
+        power: its power model.
+    """
+
+    kind: str
+    core: str = ""
+    units: int = Field(default=1, ge=1)
+    opps: list[OPP] = Field(min_length=1)
+    ops_per_cycle: dict[str, float]
+    efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
+    memory_efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
+    parallel_efficiency: Fraction = Field(default=1.0, gt=0, le=1)
+    dispatch_overhead: Seconds = Field(default=0.0, ge=0)
+    caches: list[CacheLevel] = Field(default_factory=list)
+    shared_memories: list[str] = Field(default_factory=lambda: ["dram"])
+    dram_bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
+    unsupported_ops: list[str] = Field(default_factory=list)
+    batch_padding: BatchPadding | None = None
+    offload: Offload | None = None
+    memory_budget: Bytes | None = Field(default=None, gt=0)
+    thermal_node: str
+    power: ProcessorPower
+    source: str | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, value: str) -> str:
+        if value not in PROCESSOR_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(PROCESSOR_KINDS)}")
+        return value
+
+    @field_validator("opps", mode="before")
+    @classmethod
+    def _opps(cls, value: object) -> object:
+        return [_parse_opp(v) for v in value] if isinstance(value, list) else value
+
+    @field_validator("opps")
+    @classmethod
+    def _ascending(cls, value: list[OPP]) -> list[OPP]:
+        for opp in value:
+            if opp.frequency <= 0 or opp.voltage <= 0:
+                raise ValueError("OPP frequencies and voltages must be positive")
+        freqs = [opp.frequency for opp in value]
+        if freqs != sorted(freqs) or len(set(freqs)) != len(freqs):
+            raise ValueError("OPP frequencies must be strictly ascending")
+        return value
+
+    @field_validator("ops_per_cycle")
+    @classmethod
+    def _precisions(cls, value: dict[str, float]) -> dict[str, float]:
+        for precision, ops in value.items():
+            if precision not in PRECISIONS:
+                raise ValueError(f"unknown precision {precision!r}; "
+                                 f"expected {', '.join(PRECISIONS)}")
+            if ops <= 0:
+                raise ValueError(f"ops_per_cycle.{precision} must be positive")
+        if not value:
+            raise ValueError("at least one precision is needed")
+        return value
+
+    @field_validator("efficiency", "memory_efficiency")
+    @classmethod
+    def _efficiency_keys(cls, value: dict) -> dict:
+        for key, entry in value.items():
+            if isinstance(entry, dict):
+                if key not in PRECISIONS:
+                    raise ValueError(f"nested table {key!r} must be a precision "
+                                     f"({', '.join(PRECISIONS)})")
+                for sub_key, sub in entry.items():
+                    _check_efficiency_entry(f"{key}.{sub_key}", sub_key, sub)
+            else:
+                _check_efficiency_entry(key, key, entry)
+        return value
+
+    @field_validator("unsupported_ops")
+    @classmethod
+    def _ops_known(cls, value: list[str]) -> list[str]:
+        for op in value:
+            if op not in OP_KINDS:
+                raise ValueError(f"unknown op kind {op!r}")
+        return value
+
+    @field_validator("shared_memories")
+    @classmethod
+    def _ends_in_dram(cls, value: list[str]) -> list[str]:
+        if not value or value[-1] != "dram":
+            raise ValueError("the last shared memory must be 'dram'")
+        return value
+
+
+def _check_efficiency_entry(label: str, key: str, value: object) -> None:
+    from ..ops import CATEGORIES, PASSES
+
+    op, _, pass_ = key.partition(".")
+    if op != "default" and op not in OP_KINDS and op not in CATEGORIES:
+        raise ValueError(f"efficiency key {label!r}: unknown op kind or category {op!r}")
+    if pass_ and pass_ not in PASSES:
+        raise ValueError(f"efficiency key {label!r}: unknown pass {pass_!r}")
+    if not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise ValueError(f"efficiency {label!r} must be in (0, 1]; got {value!r}")
+
+
+class MemorySpec(Strict):
+    """A device-level memory: a shared cache (L3, SLC, MSMC) or the DRAM."""
+
+    size: Bytes = Field(gt=0)
+    bandwidth: BytesPerSecond = Field(gt=0)
+    efficiency: Fraction = Field(default=1.0, gt=0, le=1,
+                                 description="sustained fraction of the bandwidth")
+    energy_per_byte: JoulesPerByte = Field(default=0.0, ge=0)
+    idle: Watts = Field(default=0.0, ge=0, description="background power")
+    source: str | None = None
+
+
+class ThermalNode(Strict):
+    """A node of the thermal RC network with its heat capacity."""
+
+    capacity: JoulesPerKelvin = Field(gt=0)
+    source: str | None = None
+
+
+class ThermalLink(Strict):
+    """A thermal conductance between two nodes (``ambient`` is the boundary)."""
+
+    between: tuple[str, str]
+    conductance: WattsPerKelvin = Field(gt=0)
+
+
+class TripPoint(Strict):
+    """An Android step-wise thermal trip: above ``temperature`` the frequency
+    caps of ``domains`` step down one OPP per poll; below ``temperature -
+    hysteresis`` they step back up."""
+
+    sensor: str
+    temperature: Celsius
+    hysteresis: Kelvin = Field(default=2.0, ge=0)
+    domains: list[str] = Field(min_length=1)
+    floor: Hertz | None = Field(default=None, gt=0)
+
+
+class ThermalSpec(Strict):
+    """RC thermal network, where the device's remaining power goes, and trip points."""
+
+    ambient: Celsius = 25.0
+    step: Seconds = Field(default=0.01, gt=0, description="power/thermal sampling step")
+    nodes: dict[str, ThermalNode] = Field(min_length=1)
+    links: list[ThermalLink] = Field(min_length=1)
+    board_node: str = Field(description="node receiving DRAM and base power")
+    skin_node: str | None = None
+    poll: Seconds = Field(default=0.25, gt=0, description="thermal governor polling period")
+    trips: list[TripPoint] = Field(default_factory=list)
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _topology(self) -> ThermalSpec:
+        names = set(self.nodes) | {"ambient"}
+        for link in self.links:
+            for end in link.between:
+                if end not in names:
+                    raise ValueError(f"thermal link names unknown node {end!r}")
+        for node in (self.board_node, self.skin_node):
+            if node is not None and node not in self.nodes:
+                raise ValueError(f"unknown thermal node {node!r}")
+        if not any("ambient" in link.between for link in self.links):
+            raise ValueError("the thermal network needs a path to 'ambient'")
+        for trip in self.trips:
+            if trip.sensor not in self.nodes:
+                raise ValueError(f"trip sensor {trip.sensor!r} is not a thermal node")
+        return self
+
+
+class DevicePower(Strict):
+    """Power not attributed to a processor or memory (rails, display off, PMIC)."""
+
+    base: Watts = Field(default=0.0, ge=0)
+    source: str | None = None
+
+
+class SocSpec(Strict):
+    """A device: SoC (or board) description. See the module docstring."""
+
+    name: str
+    description: str = ""
+    kind: str = "phone"
+    source: str | None = None
+    cpu: dict[str, ProcessorSpec] = Field(min_length=1)
+    gpu: ProcessorSpec | None = None
+    dsp: ProcessorSpec | None = None
+    npu: ProcessorSpec | None = None
+    memory: dict[str, MemorySpec]
+    power: DevicePower = DevicePower()
+    thermal: ThermalSpec
+    default_governor: str = "schedutil"
+    energy: Joules | None = Field(default=None, description="battery energy, informative")
+
+    @model_validator(mode="after")
+    def _references(self) -> SocSpec:
+        if "dram" not in self.memory:
+            raise ValueError("memory.dram is required")
+        for name, proc in self.processors().items():
+            for mem in proc.shared_memories:
+                if mem not in self.memory:
+                    raise ValueError(f"processor {name!r} names unknown memory {mem!r}")
+            if proc.thermal_node not in self.thermal.nodes:
+                raise ValueError(f"processor {name!r}: unknown thermal node "
+                                 f"{proc.thermal_node!r}")
+        domains = set(self.processors())
+        for trip in self.thermal.trips:
+            for domain in trip.domains:
+                if domain not in domains:
+                    raise ValueError(f"trip domain {domain!r} is not a processor of this SoC")
+        return self
+
+    def processors(self) -> dict[str, ProcessorSpec]:
+        """All processors by dotted name: ``cpu.gold``, ``gpu``, ``dsp``."""
+        out = {f"cpu.{name}": spec for name, spec in self.cpu.items()}
+        for name in ("gpu", "dsp", "npu"):
+            spec = getattr(self, name)
+            if spec is not None:
+                out[name] = spec
+        return out

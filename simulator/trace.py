@@ -1,0 +1,226 @@
+"""Kernel traces: the table format, its loader and its validation.
+
+A trace is a table with one row per kernel (see ``docs/trace-format.md``):
+
+=============  ==================================================================
+column         meaning
+=============  ==================================================================
+id             unique non-negative integer
+name           free text (layer name)
+op             an op kind from :mod:`simulator.ops`
+pass           fwd | bwd_data | bwd_weight | update | other
+precision      fp32 | fp16 | int8
+flops          floating/integer operations (2 per multiply-accumulate)
+bytes_in       activation bytes read (all inputs)
+bytes_out      bytes written
+weight_bytes   parameter bytes read
+deps           space-separated ids this kernel waits for ("" when none)
+=============  ==================================================================
+
+Optional columns: ``batch, in_channels, out_channels, in_h, in_w, out_h,
+out_w, kernel, stride, groups, layer, model``. A trace is a DAG; rows may come
+in any order but ids in ``deps`` must exist and must not form a cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import ConfigError
+from .ops import OP_KINDS, PASSES, PRECISIONS
+
+REQUIRED_COLUMNS = ("id", "name", "op", "pass", "precision", "flops", "bytes_in",
+                    "bytes_out", "weight_bytes", "deps")
+SHAPE_COLUMNS = ("batch", "in_channels", "out_channels", "in_h", "in_w", "out_h", "out_w",
+                 "kernel", "stride", "groups")
+TEXT_COLUMNS = ("layer", "model")
+NUMERIC_COLUMNS = ("flops", "bytes_in", "bytes_out", "weight_bytes")
+BYTES_PER_ELEMENT = {"fp32": 4, "fp16": 2, "int8": 1}
+
+
+@dataclass
+class Trace:
+    """A validated kernel DAG.
+
+    Attributes:
+        table: one row per kernel, in topological order, index 0..n-1; the
+            ``deps`` column holds tuples of ids.
+        source: where it came from (file path or generator description).
+        index_of: kernel id -> row position.
+        preds: per row, the row positions it waits for.
+        succs: per row, the row positions that wait for it.
+    """
+
+    table: pd.DataFrame
+    source: str = "<memory>"
+    index_of: dict[int, int] = field(default_factory=dict)
+    preds: list[tuple[int, ...]] = field(default_factory=list)
+    succs: list[tuple[int, ...]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    @property
+    def total_flops(self) -> float:
+        return float(self.table["flops"].sum())
+
+    def with_precision(self, precision: str) -> Trace:
+        """Return a copy with every kernel in ``precision``, bytes rescaled to it."""
+        if precision not in PRECISIONS:
+            raise ConfigError(f"precision must be one of {', '.join(PRECISIONS)}; "
+                              f"got {precision!r}")
+        table = self.table.copy()
+        old = table["precision"].map(BYTES_PER_ELEMENT).astype(float)
+        scale = BYTES_PER_ELEMENT[precision] / old
+        for column in ("bytes_in", "bytes_out", "weight_bytes"):
+            table[column] = (table[column] * scale).round()
+        table["precision"] = precision
+        return _build(table, self.source)
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Read and validate a trace from CSV or Parquet.
+
+    Raises:
+        ConfigError: one line naming the file and the row/column at fault.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError("trace file not found", file=str(path))
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            table = pd.read_parquet(path)
+        else:
+            table = pd.read_csv(path, keep_default_na=False, dtype={"deps": str})
+    except Exception as exc:  # pandas raises many types for unreadable files
+        raise ConfigError(f"cannot read trace: {exc}", file=str(path)) from None
+    try:
+        return trace_from_table(table, source=str(path))
+    except ConfigError as err:
+        raise err.within(file=str(path)) from None
+
+
+def trace_from_table(table: pd.DataFrame, source: str = "<memory>") -> Trace:
+    """Validate a trace table (see module docstring) and build its DAG."""
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
+    if missing:
+        raise ConfigError(f"missing column(s) {', '.join(missing)}; a trace needs "
+                          f"{', '.join(REQUIRED_COLUMNS)}", path="header")
+    table = table.reset_index(drop=True).copy()
+    for column in ("id", *NUMERIC_COLUMNS):
+        values = pd.to_numeric(table[column], errors="coerce")
+        bad = values.isna() | (values < 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ConfigError(f"must be a non-negative number; got {table[column][row]!r}",
+                              path=_where(row, column))
+        table[column] = values.astype("int64" if column == "id" else "float64")
+    for column, allowed in (("op", OP_KINDS), ("pass", PASSES), ("precision", PRECISIONS)):
+        values = table[column].astype(str)
+        bad = ~values.isin(list(allowed))
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ConfigError(f"unknown {column} {values[row]!r}; expected one of "
+                              f"{', '.join(sorted(allowed))}", path=_where(row, column))
+        table[column] = values
+    duplicated = table["id"].duplicated()
+    if duplicated.any():
+        row = int(np.flatnonzero(duplicated.to_numpy())[0])
+        raise ConfigError(f"duplicate id {table['id'][row]}", path=_where(row, "id"))
+    table["deps"] = [_parse_deps(value, row) for row, value in enumerate(table["deps"])]
+    table["name"] = table["name"].astype(str)
+    for column in SHAPE_COLUMNS:
+        if column in table.columns:
+            table[column] = pd.to_numeric(table[column], errors="coerce").fillna(0).astype(int)
+    return _build(table, source)
+
+
+def _parse_deps(value: object, row: int) -> tuple[int, ...]:
+    if isinstance(value, (tuple, list, np.ndarray)):
+        items = list(value)
+    elif value is None or (isinstance(value, float) and np.isnan(value)):
+        items = []
+    else:
+        items = str(value).replace(",", " ").split()
+    try:
+        return tuple(int(float(item)) for item in items)
+    except ValueError:
+        raise ConfigError(f"deps must be space-separated kernel ids; got {value!r}",
+                          path=_where(row, "deps")) from None
+
+
+def _where(row: int, column: str) -> str:
+    return f"row {row + 1}, column {column}"
+
+
+def _build(table: pd.DataFrame, source: str) -> Trace:
+    """Order rows topologically and index predecessors/successors."""
+    ids = table["id"].to_numpy()
+    position = {int(kid): row for row, kid in enumerate(ids)}
+    preds_by_row: list[list[int]] = []
+    for row, deps in enumerate(table["deps"]):
+        rows = []
+        for dep in deps:
+            if dep not in position:
+                raise ConfigError(f"dependency {dep} is not the id of any kernel",
+                                  path=_where(row, "deps"))
+            rows.append(position[dep])
+        preds_by_row.append(rows)
+    order = _topological_order(preds_by_row, table)
+    table = table.iloc[order].reset_index(drop=True)
+    index_of = {int(kid): row for row, kid in enumerate(table["id"].to_numpy())}
+    preds = [tuple(sorted(index_of[d] for d in deps)) for deps in table["deps"]]
+    succ_lists: list[list[int]] = [[] for _ in preds]
+    for row, row_preds in enumerate(preds):
+        for pred in row_preds:
+            succ_lists[pred].append(row)
+    return Trace(table=table, source=source, index_of=index_of, preds=preds,
+                 succs=[tuple(s) for s in succ_lists])
+
+
+def _topological_order(preds: list[list[int]], table: pd.DataFrame) -> list[int]:
+    """Kahn's algorithm keeping the file order among ready kernels (stable)."""
+    import heapq
+
+    waiting = [len(set(p)) for p in preds]
+    succs: list[list[int]] = [[] for _ in preds]
+    for row, row_preds in enumerate(preds):
+        for pred in set(row_preds):
+            succs[pred].append(row)
+    ready = [row for row, count in enumerate(waiting) if count == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        row = heapq.heappop(ready)
+        order.append(row)
+        for succ in succs[row]:
+            waiting[succ] -= 1
+            if waiting[succ] == 0:
+                heapq.heappush(ready, succ)
+    if len(order) != len(preds):
+        stuck = min(row for row, count in enumerate(waiting) if count > 0)
+        raise ConfigError(f"cyclic dependencies: kernel {table['id'][stuck]} is part of or "
+                          "waits on a cycle", path=_where(stuck, "deps"))
+    return order
+
+
+def trace_to_table(trace: Trace) -> pd.DataFrame:
+    """Return the trace as a file-ready table (deps as space-separated text)."""
+    table = trace.table.copy()
+    table["deps"] = [" ".join(map(str, deps)) for deps in table["deps"]]
+    return table
+
+
+def save_trace(trace: Trace, path: str | Path) -> None:
+    """Write a trace as CSV or Parquet (by extension)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = trace_to_table(trace)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        table.to_parquet(path, index=False)
+    else:
+        table.to_csv(path, index=False)
