@@ -132,9 +132,15 @@ class PolicyContext:
 
 
 class Policy:
-    """Base class of policies. Subclasses set ``name`` and implement :meth:`plan`."""
+    """Base class of policies. Subclasses set ``name`` and implement :meth:`plan`.
+
+    ``conformance`` gives the conformance test (run over every registered
+    policy) parameters and a workload the policy is meant for; the defaults are
+    the policy's default parameters on a small FP32 inference workload.
+    """
 
     name: str = ""
+    conformance: dict = {"params": {}, "workload": {"model": "lenet5", "batch": 4}}
 
     def bind(self, context: PolicyContext) -> None:
         """Receive the run's context before any planning."""

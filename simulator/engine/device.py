@@ -107,7 +107,7 @@ class Device:
         energy: dict[str, float] = {}
         dram_bytes = 0.0
         for local, proc in self.processors.items():
-            dynamic, busy_time, dram = proc.take_integrals()
+            dynamic, busy_time, core_busy, dram = proc.take_integrals()
             dram_bytes += dram
             units = proc.spec.units
             busy = min(busy_time / dt, units) if dt > 0 else 0.0
@@ -117,8 +117,8 @@ class Device:
             joules = dynamic + (leak + idle) * dt
             energy[local] = joules
             node_power[node] += joules / dt if dt > 0 else 0.0
-            self._util_busy[local] += busy_time
-            self._util_time[local] += dt * units
+            self._util_busy[local] += core_busy
+            self._util_time[local] += dt
         memory = self.spec.memory
         energy["dram"] = dram_bytes * memory["dram"].energy_per_byte
         energy["memory_idle"] = sum(m.idle for m in memory.values()) * dt

@@ -40,7 +40,8 @@ class JobRunner:
             raise ConfigError(f"policy returned {len(plan.placements)} placements for a job "
                               f"of {n} kernels")
         table = trace.table
-        records = table.to_dict("records")
+        columns = {c: table[c].tolist() for c in table.columns if c != "deps"}
+        records = [dict(zip(columns, values)) for values in zip(*columns.values())]
         self.labels = [f"{job.name}/{kid}:{name}" for kid, name in
                        zip(table["id"], table["name"])]
         self.where: list[tuple[str, str]] = []
@@ -48,18 +49,12 @@ class JobRunner:
         self.costs = []
         self.units = []
         self.shares = []
+        resolved: dict = {}
         for row, (placement, record) in enumerate(zip(plan.placements, records)):
-            try:
-                device, local = system.resolve(placement.processor, job.device)
-            except KeyError as err:
-                raise ConfigError(f"kernel {self.labels[row]}: {err.args[0]}") from None
-            proc = system.processor(device, local)
-            if not 1 <= placement.units <= proc.spec.units:
-                raise ConfigError(f"kernel {self.labels[row]}: {placement.units} units "
-                                  f"requested on {placement.processor}, which has "
-                                  f"{proc.spec.units}")
-            if not 0 < placement.share <= 1:
-                raise ConfigError(f"kernel {self.labels[row]}: share must be in (0, 1]")
+            place = resolved.get(placement)
+            if place is None:
+                place = resolved[placement] = self._resolve(system, job, placement, row)
+            device, local, proc = place
             try:
                 cost = system.devices[device].cost_model.kernel_cost(local, placement.units,
                                                                      record)
@@ -76,15 +71,34 @@ class JobRunner:
         self.preds_count = [len(p) for p in trace.preds]
         # successors grouped by the route their data takes
         self.fanout: list[list[tuple[list, list[int]]]] = []
+        routes: dict[tuple, list] = {}
         for row, succs in enumerate(trace.succs):
             groups: dict[tuple, tuple[list, list[int]]] = {}
             for succ in succs:
-                route = system.route(self.where[row], self.where[succ])
+                pair = (self.where[row], self.where[succ])
+                route = routes.get(pair)
+                if route is None:
+                    route = routes[pair] = system.route(*pair)
                 key = tuple(id(c) for c in route)
                 groups.setdefault(key, (route, []))[1].append(succ)
             self.fanout.append(list(groups.values()))
         self.iteration_times: list[tuple[float, float]] = []
         self.done = env.event()
+
+    def _resolve(self, system: System, job: Job, placement, row: int):
+        """(device, local name, Processor) of a placement, checked."""
+        try:
+            device, local = system.resolve(placement.processor, job.device)
+        except KeyError as err:
+            raise ConfigError(f"kernel {self.labels[row]}: {err.args[0]}") from None
+        proc = system.processor(device, local)
+        if not 1 <= placement.units <= proc.spec.units:
+            raise ConfigError(f"kernel {self.labels[row]}: {placement.units} units "
+                              f"requested on {placement.processor}, which has "
+                              f"{proc.spec.units}")
+        if not 0 < placement.share <= 1:
+            raise ConfigError(f"kernel {self.labels[row]}: share must be in (0, 1]")
+        return device, local, proc
 
     def process(self):
         """SimPy process: release time, then the iterations back to back."""

@@ -89,6 +89,7 @@ class Processor:
         self._t = env.now
         self.energy_dynamic = 0.0  # J
         self.busy_time = 0.0  # unit-seconds
+        self.max_core_busy = 0.0  # seconds the busiest core was busy (schedutil's signal)
         self.dram_bytes = 0.0  # B
         domain.listeners.append(self._on_frequency)
 
@@ -100,14 +101,18 @@ class Processor:
         if dt > 0:
             self.energy_dynamic += self.power * dt
             self.busy_time += self.busy * dt
+            # Linux schedutil follows the busiest CPU of a policy; a kernel's
+            # share < 1 keeps its unit busy only that fraction of the time.
+            self.max_core_busy += (self.busy if self.busy < 1.0 else 1.0) * dt
             self.dram_bytes += self.dram_rate * dt
             self._t = now
 
-    def take_integrals(self) -> tuple[float, float, float]:
-        """Return and reset (dynamic energy J, busy unit-seconds, DRAM bytes)."""
+    def take_integrals(self) -> tuple[float, float, float, float]:
+        """Return and reset (dynamic energy J, busy unit-seconds, busiest-core
+        busy seconds, DRAM bytes)."""
         self.settle()
-        out = (self.energy_dynamic, self.busy_time, self.dram_bytes)
-        self.energy_dynamic = self.busy_time = self.dram_bytes = 0.0
+        out = (self.energy_dynamic, self.busy_time, self.max_core_busy, self.dram_bytes)
+        self.energy_dynamic = self.busy_time = self.max_core_busy = self.dram_bytes = 0.0
         return out
 
     # -- queueing ---------------------------------------------------------
@@ -144,12 +149,22 @@ class Processor:
 
     def _time(self, task: Task) -> None:
         """(Re)compute a running task's speed, power and completion event."""
+        # Inlined KernelCost.duration/activity: this runs once per kernel start
+        # and per OPP change, the engine's hottest path.
         freq = self.domain.frequency
         cost = task.cost
-        duration = max(cost.duration(freq), 1e-15) / task.share
+        compute = cost.compute_cycles / freq
+        scaled = cost.cycles / freq
+        busy = scaled if scaled > cost.fixed else cost.fixed
+        total = busy + cost.overhead
+        if total <= 0.0:
+            total = 1e-15
+        if compute > total:
+            compute = total
+        activity = (compute + self._stall * (total - compute)) / total
+        duration = total / task.share
         task.rate = 1.0 / duration
         volt = self.domain.voltage
-        activity = cost.activity(freq, self._stall)
         power = self._ceff * volt * volt * freq * activity * task.units * task.share
         dram_rate = cost.dram_bytes * task.rate
         self.power += power - task.power
@@ -157,7 +172,7 @@ class Processor:
         task.power, task.dram_rate = power, dram_rate
         task.gen += 1
         remaining = (1.0 - task.done) * duration
-        event = self.env.timeout(max(remaining, 0.0))
+        event = self.env.timeout(remaining if remaining > 0.0 else 0.0)
         event.callbacks.append(_Completion(self, task, task.gen))
 
     def _finish(self, task: Task) -> None:

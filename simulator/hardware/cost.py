@@ -143,6 +143,9 @@ class CostModel:
         self.soc = soc
         self.processors = soc.processors()
         self._levels: dict[tuple[str, int], list[MemoryLevel]] = {}
+        # Real traces repeat layer shapes (and iterations repeat whole traces),
+        # so costs are memoised by their arguments.
+        self._memo: dict[tuple, KernelCost] = {}
 
     def check_support(self, processor: str, op: str, precision: str) -> None:
         """Raise :class:`Unsupported` if ``processor`` cannot run the kernel."""
@@ -198,11 +201,16 @@ class CostModel:
 
     def kernel_cost(self, processor: str, units: int, row) -> KernelCost:
         """Cost of a trace row (a mapping or a pandas row with the trace columns)."""
-        return self.cost(processor, units, op=row["op"], pass_=row["pass"],
-                         precision=row["precision"], flops=row["flops"],
-                         bytes_in=row["bytes_in"], bytes_out=row["bytes_out"],
-                         weight_bytes=row["weight_bytes"], batch=int(_get(row, "batch")),
-                         kernel=int(_get(row, "kernel")), stride=int(_get(row, "stride")))
+        key = (processor, units, row["op"], row["pass"], row["precision"], row["flops"],
+               row["bytes_in"], row["bytes_out"], row["weight_bytes"],
+               int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")))
+        cost = self._memo.get(key)
+        if cost is None:
+            cost = self._memo[key] = self.cost(
+                processor, units, op=key[2], pass_=key[3], precision=key[4], flops=key[5],
+                bytes_in=key[6], bytes_out=key[7], weight_bytes=key[8], batch=key[9],
+                kernel=key[10], stride=key[11])
+        return cost
 
 
 def _get(row, key: str) -> float:

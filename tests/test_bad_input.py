@@ -1,0 +1,125 @@
+"""Bad input gives one line naming the file and the YAML path (or row/column)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import kernel
+
+from simulator import load_soc, load_trace
+from simulator.errors import ConfigError
+from simulator.units import UnitError, parse_quantity
+
+
+def _write_soc(tmp_path, data) -> str:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def _error(fn) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        fn()
+    text = str(info.value)
+    assert "\n" not in text
+    return info.value
+
+
+def test_unknown_key_names_file_and_path(tmp_path, tiny_soc_dict):
+    tiny_soc_dict["cpu"]["big"]["turbo"] = True
+    err = _error(lambda: load_soc(_write_soc(tmp_path, tiny_soc_dict)))
+    assert err.file.endswith("bad.yaml") and err.path == "cpu.big.turbo"
+    assert "unknown key 'turbo'" in str(err)
+
+
+def test_wrong_unit_names_the_value(tmp_path, tiny_soc_dict):
+    tiny_soc_dict["cpu"]["big"]["opps"][0] = "1 GB @ 0.7 V"
+    err = _error(lambda: load_soc(_write_soc(tmp_path, tiny_soc_dict)))
+    assert err.path == "cpu.big.opps[0].frequency"
+    assert "frequency like '2.84 GHz'" in str(err)
+
+
+def test_negative_frequency_is_rejected(tmp_path, tiny_soc_dict):
+    tiny_soc_dict["cpu"]["big"]["opps"][0] = "-1 GHz @ 0.7 V"
+    err = _error(lambda: load_soc(_write_soc(tmp_path, tiny_soc_dict)))
+    assert err.path == "cpu.big.opps" and "positive" in str(err)
+
+
+def test_number_without_unit_is_rejected(tmp_path, tiny_soc_dict):
+    tiny_soc_dict["memory"]["dram"]["bandwidth"] = 10
+    err = _error(lambda: load_soc(_write_soc(tmp_path, tiny_soc_dict)))
+    assert err.path == "memory.dram.bandwidth" and "unit is required" in str(err)
+
+
+def test_thermal_network_must_reach_ambient(tmp_path, tiny_soc_dict):
+    tiny_soc_dict["thermal"]["links"] = [{"between": ["cpu", "board"], "conductance": "1 W/K"}]
+    err = _error(lambda: load_soc(_write_soc(tmp_path, tiny_soc_dict)))
+    assert err.path == "thermal" and "ambient" in str(err)
+
+
+def test_malformed_yaml_names_the_line(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: x\ncpu: [unclosed\n")
+    err = _error(lambda: load_soc(str(path)))
+    assert err.file.endswith("broken.yaml") and err.path.startswith("line ")
+
+
+def test_duplicate_yaml_key_is_an_error(tmp_path):
+    path = tmp_path / "dup.yaml"
+    path.write_text("name: a\nname: b\n")
+    assert "duplicate key 'name'" in str(_error(lambda: load_soc(str(path))))
+
+
+def test_missing_and_unknown_soc():
+    assert "not found" in str(_error(lambda: load_soc("nowhere/soc.yaml")))
+    assert "Did you mean 'snapdragon865'" in str(_error(lambda: load_soc("snapdragon856")))
+
+
+def _trace_file(tmp_path, rows) -> str:
+    path = tmp_path / "trace.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path)
+
+
+def test_cyclic_trace(tmp_path):
+    path = _trace_file(tmp_path, [kernel(0, "1"), kernel(1, "0")])
+    err = _error(lambda: load_trace(path))
+    assert err.file == path and "cyclic" in str(err) and "column deps" in err.path
+
+
+@pytest.mark.parametrize("row, where, words", [
+    (kernel(0, op="conv9"), "row 1, column op", "unknown op"),
+    (kernel(0, flops=-1.0), "row 1, column flops", "non-negative"),
+    (kernel(0, "7"), "row 1, column deps", "not the id of any kernel"),
+    (kernel(0, precision="fp64"), "row 1, column precision", "unknown precision"),
+])
+def test_bad_trace_rows(tmp_path, row, where, words):
+    err = _error(lambda: load_trace(_trace_file(tmp_path, [row])))
+    assert err.path == where and words in str(err)
+
+
+def test_missing_trace_column(tmp_path):
+    rows = [kernel(0)]
+    del rows[0]["deps"]
+    err = _error(lambda: load_trace(_trace_file(tmp_path, rows)))
+    assert err.path == "header" and "deps" in str(err)
+
+
+@pytest.mark.parametrize("text, dimension, value", [
+    ("2.84 GHz", "frequency", 2.84e9), ("512 KiB", "bytes", 524288.0),
+    ("33.4 GB/s", "bandwidth", 33.4e9), ("25 ms", "time", 0.025),
+    ("0.444 nF", "capacitance", 0.444e-9), ("20 pJ/B", "energy_per_byte", 20e-12),
+    ("68 C", "temperature", 68.0), ("300 K", "temperature", 26.85),
+    ("15.1 Mbit/s", "bandwidth", 15.1e6 / 8), ("90 %", "dimensionless", 0.9),
+    (0, "power", 0.0),
+])
+def test_units_parse_to_si(text, dimension, value):
+    assert parse_quantity(text, dimension) == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text, dimension", [
+    ("2.84 GB", "frequency"), ("fast", "time"), (2840, "frequency"), ("1 W", "voltage")])
+def test_units_reject_wrong_dimensions(text, dimension):
+    with pytest.raises(UnitError):
+        parse_quantity(text, dimension)

@@ -1,0 +1,202 @@
+"""The engine as a user sees it: timing, DVFS, sharing, transfers, power, thermal."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import kernel, make_trace, run
+
+from simulator.engine.dvfs import GOVERNORS, FrequencyDomain, Governor, Schedutil
+from simulator.engine.thermal import ThermalNetwork
+from simulator.errors import ConfigError
+
+
+def test_a_kernel_takes_flops_over_peak_times_efficiency(tiny_soc):
+    trace = make_trace([kernel(0, flops=8e8)])
+    result = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big", "cores": 1})
+    # 8 ops/cycle * 0.5 efficiency * 2 GHz = 8 GFLOP/s -> 0.1 s
+    assert result.kernels["duration_s"].iloc[0] == pytest.approx(0.1, rel=1e-6)
+
+
+def test_more_cores_scale_with_parallel_efficiency(tiny_soc):
+    trace = make_trace([kernel(0, flops=8e8)])
+    one = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big", "cores": 1})
+    two = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big", "cores": 2})
+    assert two.metrics["latency_s"] == pytest.approx(one.metrics["latency_s"] / 2, rel=1e-6)
+
+
+def test_memory_bound_kernel_is_limited_by_dram(tiny_soc):
+    # 1 GB moved through a 10 GB/s DRAM with almost no compute: ~0.1 s
+    trace = make_trace([kernel(0, op="relu", flops=1.0, nbytes=5e8)])
+    result = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big"})
+    assert result.metrics["latency_s"] == pytest.approx(0.1, rel=0.01)
+
+
+def test_dependencies_order_kernels(diamond, tiny_soc):
+    result = run(tiny_soc, diamond, {"name": "single", "processor": "cpu.big", "cores": 1})
+    k = result.kernels.set_index("row")
+    assert k.loc[1, "start_s"] >= k.loc[0, "end_s"]
+    assert k.loc[2, "start_s"] >= k.loc[0, "end_s"]
+    assert k.loc[3, "start_s"] >= max(k.loc[1, "end_s"], k.loc[2, "end_s"])
+    # two single-core kernels run side by side on the two cores
+    assert k.loc[1, "start_s"] == pytest.approx(k.loc[2, "start_s"])
+    assert set(k.loc[1, "lanes"]) != set(k.loc[2, "lanes"])
+
+
+def test_data_crossing_to_the_dsp_pays_the_switch(tiny_soc):
+    trace = make_trace([kernel(0, precision="int8", nbytes=1e6),
+                        kernel(1, "0", precision="int8", nbytes=1e6)])
+    result = run(tiny_soc, trace, {"name": "manual", "default": "cpu.big",
+                                   "kernels": {1: "dsp"}})
+    transfer = result.transfers.iloc[0]
+    # 1 ms switch + 1 MB at 1 GB/s
+    assert transfer["end_s"] - transfer["start_s"] == pytest.approx(2e-3, rel=1e-6)
+    k = result.kernels.set_index("row")
+    assert k.loc[1, "start_s"] == pytest.approx(transfer["end_s"])
+
+
+def test_fp32_kernel_cannot_run_on_the_dsp(tiny_soc, chain):
+    with pytest.raises(ConfigError, match="no fp32 datapath"):
+        run(tiny_soc, chain, {"name": "single", "processor": "dsp"})
+
+
+def test_fallback_sends_unsupported_ops_to_the_cpu(tiny_soc):
+    trace = make_trace([kernel(0, precision="int8"), kernel(1, "0", op="batchnorm",
+                                                            precision="int8")])
+    result = run(tiny_soc, trace, {"name": "single", "processor": "dsp",
+                                   "fallback": "cpu.big"})
+    assert list(result.kernels.sort_values("row")["processor"]) == ["dsp", "cpu.big"]
+
+
+@GOVERNORS.register("test-drop-after-50ms")
+class DropAfter50ms(Governor):
+    """A plugin governor: top OPP, then the lowest after its first 50 ms period."""
+
+    period = 0.05
+
+    def decide(self, domain, utilisation):
+        return 0
+
+
+def test_frequency_change_mid_kernel_retimes_the_remainder(tiny_soc):
+    domain = FrequencyDomain("cpu.big", tiny_soc.cpu["big"].opps)
+    events = []
+    domain.listeners.append(events.append)
+    domain.request(0)
+    assert domain.frequency == 1e9 and events == [True, False]
+    # a 0.1 s kernel at 2 GHz whose frequency halves after 0.05 s needs another 0.1 s
+    trace = make_trace([kernel(0, flops=8e8)])
+    result = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big", "cores": 1},
+                 dvfs={"governor": "test-drop-after-50ms"})
+    assert result.metrics["latency_s"] == pytest.approx(0.15, rel=1e-6)
+
+
+def test_schedutil_follows_the_busiest_core(tiny_soc):
+    # one of two cores fully busy: schedutil (like Linux) keeps the top OPP
+    trace = make_trace([kernel(0, flops=8e8)])
+    result = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big", "cores": 1},
+                 dvfs={"governor": "schedutil", "period": "10 ms"})
+    assert result.metrics["latency_s"] == pytest.approx(0.1, rel=1e-6)
+
+
+def test_userspace_governor_fixes_the_frequency(tiny_soc):
+    trace = make_trace([kernel(0, flops=8e8)])
+    result = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big", "cores": 1},
+                 dvfs={"governor": "userspace", "frequency": "1 GHz"})
+    assert result.metrics["latency_s"] == pytest.approx(0.2, rel=1e-6)
+
+
+def test_schedutil_lowers_the_frequency_of_an_idle_domain(tiny_soc):
+    governor = Schedutil(period=0.01)
+    domain = FrequencyDomain("x", tiny_soc.cpu["big"].opps)
+    assert governor.decide(domain, 0.1) == 0
+    assert governor.decide(domain, 1.0) == domain.top
+
+
+def test_processor_sharing_between_two_tenants(tiny_soc):
+    trace = make_trace([kernel(0, flops=8e8)])
+    alone = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big", "cores": 1})
+    spec = {"name": "t", "soc": "tiny", "dvfs": {"governor": "performance"},
+            "workload": [{"trace": "a", "name": "a"}, {"trace": "b", "name": "b"}],
+            "policy": {"name": "single", "processor": "cpu.big", "cores": 1}}
+    from simulator.engine.simulation import simulate
+    from simulator.spec.experiment import ExperimentSpec
+
+    both = simulate(ExperimentSpec.model_validate(spec), traces={0: trace, 1: trace},
+                    soc=tiny_soc)
+    # two tenants on two cores: no slowdown
+    assert both.metrics["a.latency_s"] == pytest.approx(alone.metrics["latency_s"])
+
+
+def test_energy_is_the_integral_of_power(tiny_soc, chain):
+    result = run(tiny_soc, chain, {"name": "single", "processor": "cpu.big"},
+                 outputs={"sample_period": "10 ms"})
+    ts = result.timeseries
+    power = ts[ts["name"] == "power.total"].sort_values("time_s")
+    times = np.concatenate([[0.0], power["time_s"].to_numpy()])
+    integral = float(np.sum(np.diff(times) * power["value"].to_numpy()))
+    assert integral == pytest.approx(result.metrics["energy_j"], rel=1e-9)
+
+
+def test_dynamic_energy_matches_ceff_v2_f_times_busy_time(tiny_soc):
+    trace = make_trace([kernel(0, flops=8e8)])
+    result = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big", "cores": 1})
+    # compute-bound: activity 1; 1 nF * 1 V^2 * 2 GHz * 0.1 s = 0.2 J dynamic,
+    # + leakage 50 mW x 0.1 s (at 25 C) + idle 10 mW x 0.1 s for the other core.
+    expected = 0.2 + 0.05 * 0.1 * 2 ** ((25 - 25) / 25) + 0.01 * 0.1
+    assert result.metrics["energy_cpu.big_j"] == pytest.approx(expected, rel=0.02)
+
+
+def test_thermal_network_matches_its_steady_state(tiny_soc):
+    network = ThermalNetwork(tiny_soc.thermal)
+    power = np.array([2.0, 0.0, 0.0])
+    for _ in range(200_000):  # 2000 s, many time constants
+        network.advance(power)
+    steady = network.steady_state(power)
+    assert network.temperatures == pytest.approx(steady, abs=1e-6)
+    # 2 W through 1 W/K then 0.5 W/K: cpu 25 + 2 + 4 = 31 C
+    assert steady[0] == pytest.approx(31.0)
+
+
+def test_thermal_governor_caps_frequency_when_hot(tiny_soc_dict):
+    from simulator.spec.soc import SocSpec
+
+    tiny_soc_dict["thermal"]["trips"] = [{"sensor": "cpu", "temperature": "26 C",
+                                          "domains": ["cpu.big"]}]
+    soc = SocSpec.model_validate(tiny_soc_dict)
+    trace = make_trace([kernel(i, str(i - 1) if i else "", flops=4e9) for i in range(10)])
+    result = run(soc, trace, {"name": "single", "processor": "cpu.big"})
+    assert result.metrics["min_freq_cpu.big_hz"] == 1e9
+    assert result.metrics["peak_temp_c"] > 26
+
+
+def test_two_simulations_in_one_process_do_not_interfere(tiny_soc, chain):
+    first = run(tiny_soc, chain, {"name": "single", "processor": "cpu.big"})
+    run(tiny_soc, chain, {"name": "single", "processor": "cpu.little"})
+    again = run(tiny_soc, chain, {"name": "single", "processor": "cpu.big"})
+    assert first.metrics == again.metrics
+
+
+def test_same_seed_same_results(tiny_soc, diamond):
+    a = run(tiny_soc, diamond, {"name": "heft"}, seed=3)
+    b = run(tiny_soc, diamond, {"name": "heft"}, seed=3)
+    assert a.metrics == b.metrics
+    assert a.kernels.equals(b.kernels)
+
+
+def test_time_limit_stops_a_long_run(tiny_soc, chain):
+    result = run(tiny_soc, chain, {"name": "single", "processor": "cpu.little"},
+                 workload={"trace": "x", "iterations": 1000}, time_limit="50 ms")
+    assert result.metrics["makespan_s"] == pytest.approx(0.05)
+    assert result.metrics["completed"] == 0.0
+    assert math.isfinite(result.metrics["energy_j"])
+
+
+def test_cross_cluster_thread_pool_splits_the_work(tiny_soc):
+    trace = make_trace([kernel(0, flops=8e8), kernel(1, "0", flops=8e8)])
+    result = run(tiny_soc, trace, {"name": "single", "processor": ["cpu.big", "cpu.little"],
+                                   "cores": 3})
+    assert set(result.kernels["processor"]) == {"cpu.big", "cpu.little"}
+    assert len(result.kernels) == 4  # each kernel split into a big and a little part
