@@ -12,23 +12,33 @@ class Manual(Policy):
 
     A kernel goes to the processor named for its id in ``kernels``, else for its
     op kind in ``ops``, else to ``default``. Every placement uses all units of
-    its processor unless ``cores`` names a count for it.
+    its processor unless ``cores`` names a count for it. With several jobs
+    (tenants), ``shares`` gives each job a fraction of every unit it uses
+    (processor sharing: the job's kernels run at that fraction of full speed,
+    side by side with the other tenants').
 
     Args:
         default: processor for kernels not named otherwise.
         ops: op kind -> processor.
         kernels: kernel id -> processor.
         cores: processor -> units to use.
+        shares: job name -> share in (0, 1] (1 when not named).
     """
 
     name = "manual"
 
     def __init__(self, default: str = "cpu.gold", ops: dict[str, str] | None = None,
-                 kernels: dict[int, str] | None = None, cores: dict[str, int] | None = None):
+                 kernels: dict[int, str] | None = None, cores: dict[str, int] | None = None,
+                 shares: dict[str, float] | None = None):
         self.default = default
         self.ops = dict(ops or {})
         self.kernels = {int(k): v for k, v in (kernels or {}).items()}
         self.cores = dict(cores or {})
+        self.shares = dict(shares or {})
+        for job, share in self.shares.items():
+            if not 0 < share <= 1:
+                raise ConfigError(f"share of job {job!r} must be in (0, 1]; got {share!r}",
+                                  path=f"shares.{job}")
 
     def plan(self, job: Job) -> Plan:
         specs = self.context.processors(job.device)
@@ -37,8 +47,9 @@ class Manual(Policy):
                 raise ConfigError(f"unknown processor {name!r}; this SoC has "
                                   f"{', '.join(specs)}")
         table = job.trace.table
+        share = self.shares.get(job.name, 1.0)
         placements = []
         for kid, op in zip(table["id"], table["op"]):
             proc = self.kernels.get(int(kid)) or self.ops.get(op) or self.default
-            placements.append(Placement(proc, self.cores.get(proc, specs[proc].units)))
+            placements.append(Placement(proc, self.cores.get(proc, specs[proc].units), share))
         return Plan(placements)

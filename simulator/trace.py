@@ -1,6 +1,6 @@
 """Kernel traces: the table format, its loader and its validation.
 
-A trace is a table with one row per kernel (see ``docs/trace-format.md``):
+A trace is a table with one row per kernel (see ``docs/workloads.md``, "Trace format"):
 
 =============  ==================================================================
 column         meaning

@@ -130,6 +130,22 @@ def test_processor_sharing_between_two_tenants(tiny_soc):
     assert both.metrics["a.latency_s"] == pytest.approx(alone.metrics["latency_s"])
 
 
+def test_policy_given_shares_split_one_unit_between_tenants(tiny_soc):
+    from simulator.engine.simulation import simulate
+    from simulator.spec.experiment import ExperimentSpec
+
+    trace = make_trace([kernel(0, flops=4e8, precision="int8")])
+    spec = {"name": "t", "soc": "tiny", "dvfs": {"governor": "performance"},
+            "workload": [{"trace": "a", "name": "a"}, {"trace": "b", "name": "b"}],
+            "policy": {"name": "manual", "default": "dsp", "shares": {"a": 0.25, "b": 0.75}}}
+    result = simulate(ExperimentSpec.model_validate(spec), traces={0: trace, 1: trace},
+                      soc=tiny_soc)
+    alone = run(tiny_soc, trace, {"name": "manual", "default": "dsp"}).metrics["latency_s"]
+    # both start at once on the single DSP unit, each at its share of full speed
+    assert result.metrics["a.latency_s"] == pytest.approx(4 * alone, rel=1e-6)
+    assert result.metrics["b.latency_s"] == pytest.approx(alone / 0.75, rel=1e-6)
+
+
 def test_energy_is_the_integral_of_power(tiny_soc, chain):
     result = run(tiny_soc, chain, {"name": "single", "processor": "cpu.big"},
                  outputs={"sample_period": "10 ms"})
