@@ -41,15 +41,19 @@ class Manual(Policy):
                                   path=f"shares.{job}")
 
     def plan(self, job: Job) -> Plan:
-        specs = self.context.processors(job.device)
+        system = self.context.system
+        units = {}
         for name in {self.default, *self.ops.values(), *self.kernels.values(), *self.cores}:
-            if name not in specs:
-                raise ConfigError(f"unknown processor {name!r}; this SoC has "
-                                  f"{', '.join(specs)}")
+            try:
+                device, local = system.resolve(name, job.device)
+            except KeyError as err:
+                raise ConfigError(str(err.args[0])) from None
+            spec = system.device(device).spec.processors()[local]
+            units[name] = self.cores.get(name, spec.units)
         table = job.trace.table
         share = self.shares.get(job.name, 1.0)
         placements = []
         for kid, op in zip(table["id"], table["op"]):
             proc = self.kernels.get(int(kid)) or self.ops.get(op) or self.default
-            placements.append(Placement(proc, self.cores.get(proc, specs[proc].units), share))
+            placements.append(Placement(proc, units[proc], share))
         return Plan(placements)

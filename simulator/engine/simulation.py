@@ -25,6 +25,7 @@ from ..trace import Trace, load_trace
 from .device import Device
 from .dvfs import GOVERNORS, Governor
 from .job_runner import JobRunner
+from .links import BandwidthSchedule, Channel
 from .processor import Processor, Task
 from .system import System
 
@@ -131,14 +132,48 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
     env = simpy.Environment()
     recorder = _Recorder()
     soc = soc or load_soc(exp.soc, base)
-    if exp.thermal.ambient is not None:
-        soc = soc.model_copy(update={"thermal": soc.thermal.model_copy(
-            update={"ambient": exp.thermal.ambient})})
-    sample_every = max(1, round(exp.outputs.sample_period / soc.thermal.step))
-    device = Device(env, DEFAULT_DEVICE, soc, _governors(exp, soc), recorder.task,
-                    recorder.transfer, initial_temperature=exp.thermal.initial,
-                    thermal_governor=exp.thermal.governor, sample_every=sample_every)
-    system = System({DEFAULT_DEVICE: device})
+    specs = {DEFAULT_DEVICE: soc}
+    for name, entry in exp.devices.items():
+        if name == DEFAULT_DEVICE:
+            raise ConfigError(f"{DEFAULT_DEVICE!r} names the experiment's own SoC",
+                              path=f"devices.{name}")
+        try:
+            specs[name] = load_soc(entry.soc, base)
+        except ConfigError as err:
+            raise err if err.file else err.within(prefix=f"devices.{name}.soc") from None
+    multi = len(specs) > 1
+    devices = {}
+    for name, spec in specs.items():
+        if exp.thermal.ambient is not None:
+            spec = spec.model_copy(update={"thermal": spec.thermal.model_copy(
+                update={"ambient": exp.thermal.ambient})})
+        sample_every = max(1, round(exp.outputs.sample_period / spec.thermal.step))
+        devices[name] = Device(env, name, spec, _governors(exp, spec), recorder.task,
+                               recorder.transfer, prefix=f"{name}:" if multi else "",
+                               initial_temperature=exp.thermal.initial,
+                               thermal_governor=exp.thermal.governor,
+                               sample_every=sample_every)
+    system = System(devices)
+    for i, link in enumerate(exp.links):
+        for end in link.between:
+            if end not in devices:
+                raise ConfigError(f"unknown device {end!r}; devices are "
+                                  f"{', '.join(devices)}", path=f"links[{i}].between")
+        a, b = link.between
+        for src, dst, bandwidth in ((a, b, link.bandwidth),
+                                    (b, a, link.reverse_bandwidth or link.bandwidth)):
+            if link.schedule is not None:
+                schedule = BandwidthSchedule([t for t, _ in link.schedule],
+                                             [bw for _, bw in link.schedule], link.period)
+            else:
+                schedule = BandwidthSchedule.constant(bandwidth)
+            channel = Channel(env, f"link.{src}-{dst}", schedule, latency=link.latency,
+                              switch=link.switch, record=recorder.transfer)
+            if src == a:
+                forward = channel
+            else:
+                backward = channel
+        system.add_link(a, b, forward, backward)
 
     jobs = []
     for i, workload in enumerate(exp.workloads()):
@@ -146,7 +181,11 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
         name = workload.name or workload.model or Path(workload.trace).stem
         if any(j.name == name for j in jobs):
             name = f"{name}#{i}"
-        jobs.append(Job(name=name, trace=trace, device=workload.device or DEFAULT_DEVICE,
+        device_name = workload.device or DEFAULT_DEVICE
+        if device_name not in devices:
+            raise ConfigError(f"unknown device {device_name!r}; devices are "
+                              f"{', '.join(devices)}", path=f"workload.device")
+        jobs.append(Job(name=name, trace=trace, device=device_name,
                         iterations=workload.iterations, start=workload.start,
                         samples=workload.batch, params=workload.model_dump()))
     policy = make_policy(dict(exp.policy))

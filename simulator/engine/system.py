@@ -23,14 +23,15 @@ class System:
     def __init__(self, devices: dict[str, Device]):
         self.devices = devices
         self.default = next(iter(devices))
-        self.links: dict[frozenset[str], Channel] = {}
+        self.links: dict[tuple[str, str], Channel] = {}
 
     def device(self, name: str | None = None) -> Device:
         return self.devices[name or self.default]
 
-    def add_link(self, a: str, b: str, channel: Channel) -> None:
-        """Join devices ``a`` and ``b`` (one shared channel for both directions)."""
-        self.links[frozenset((a, b))] = channel
+    def add_link(self, a: str, b: str, forward: Channel, backward: Channel) -> None:
+        """Join devices ``a`` and ``b``: ``forward`` carries a -> b, ``backward`` b -> a."""
+        self.links[(a, b)] = forward
+        self.links[(b, a)] = backward
 
     def resolve(self, processor: str, device: str | None = None) -> tuple[str, str]:
         """Split ``'server:gpu'`` into (device, local name); default to ``device``."""
@@ -59,7 +60,7 @@ class System:
         if src_chan is not None:
             route.append(src_chan)
         if sdev != ddev:
-            link = self.links.get(frozenset((sdev, ddev)))
+            link = self.links.get((sdev, ddev))
             if link is None:
                 raise KeyError(f"no link between devices {sdev!r} and {ddev!r}")
             route.append(link)

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..ops import PRECISIONS
+from .system import DeviceEntry, LinkSpec
 from .base import Celsius, Hertz, Seconds, Strict
 
 
@@ -221,7 +222,8 @@ class PlotSpec(Strict):
         kind: bar (mean per x, CI error bars), line (y against x), box
             (distribution per x), timeseries (value against time_s), heatmap
             (z coloured over x by y), pareto (y against x with the Pareto front).
-        x: column on the horizontal axis (``time_s`` for timeseries).
+        x: column on the horizontal axis (``time_s`` for timeseries); a bar or box
+            plot with several ``y`` columns and no ``x`` puts the columns on x.
         y: column(s) on the vertical axis, or series names for timeseries.
         z: colour value of a heatmap (a metric).
         hue: column whose values get their own colour.
@@ -231,7 +233,8 @@ class PlotSpec(Strict):
         error_bars: 95 % confidence intervals over repeats (bar, line).
         title: figure title.
         name: file stem in ``plots/`` (default ``<index>-<kind>-<y>``).
-        width: ``single`` (3.3 in) or ``double`` (7 in) column figure.
+        width: ``single`` (3.3 in) or ``double`` (7 in) column figure (default:
+            single for one panel, double with facets).
         height: figure height, inches (default from the width).
         where: keep only rows whose column equals the value (or is in the list).
         maximize: pareto axes where larger is better (``[y]`` for throughput).
@@ -250,7 +253,7 @@ class PlotSpec(Strict):
     error_bars: bool = True
     title: str | None = None
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.\-]+$")
-    width: Literal["single", "double"] = "single"
+    width: Literal["single", "double"] | None = None
     height: float | None = Field(default=None, gt=0)
     where: dict[str, Any] = Field(default_factory=dict)
     maximize: list[Literal["x", "y"]] = Field(default_factory=list)
@@ -262,6 +265,8 @@ class PlotSpec(Strict):
         needed = {"bar": ("x", "y"), "line": ("x", "y"), "box": ("x", "y"),
                   "timeseries": ("y",), "heatmap": ("x", "y", "z"),
                   "pareto": ("x", "y")}[self.kind]
+        if self.kind in ("bar", "box") and len(self.ys()) > 1:
+            needed = ("y",)  # the y columns become the x categories
         missing = [k for k in needed if getattr(self, k) in (None, [])]
         if missing:
             raise ValueError(f"a {self.kind} plot needs {' and '.join(map(repr, needed))}; "
@@ -289,6 +294,8 @@ class ExperimentSpec(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
     description: str = ""
     soc: str
+    devices: dict[str, DeviceEntry] = Field(default_factory=dict)
+    links: list[LinkSpec] = Field(default_factory=list)
     workload: WorkloadSpec | list[WorkloadSpec]
     policy: dict[str, Any]
     dvfs: DvfsSpec = DvfsSpec()
