@@ -59,7 +59,7 @@ def test_engine_invariants(tiny_soc, scenario):
             assert r.start_s >= end[(r.iteration, dep)] - 1e-12
 
     # no lane double-booked, no processor over capacity
-    for (proc, _), group in k.explode("lanes").groupby(["processor", "lanes"]):
+    for _, group in k.explode("lanes").groupby(["processor", "lanes"]):
         spans = group.sort_values("start_s")[["start_s", "end_s"]].to_numpy()
         assert np.all(spans[1:, 0] >= spans[:-1, 1] - 1e-12)
     for proc, group in k.groupby("processor"):

@@ -81,7 +81,9 @@ def build_trace(workload: WorkloadSpec, base: Path | None = None) -> Trace:
         params = {k: v for k, v in (("input_size", workload.input_size),
                                     ("num_classes", workload.num_classes),
                                     ("width", workload.width),
-                                    ("algorithm", workload.algorithm)) if v is not None}
+                                    ("algorithm", workload.algorithm),
+                                    ("stem", workload.stem)) if v is not None}
+        params.update(workload.options)
         trace = generate_trace(workload.model, mode=workload.mode, batch=workload.batch,
                                precision=workload.precision or "fp32", **params)
     if workload.precision is not None and workload.algorithm is None:
@@ -184,14 +186,14 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
         device_name = workload.device or DEFAULT_DEVICE
         if device_name not in devices:
             raise ConfigError(f"unknown device {device_name!r}; devices are "
-                              f"{', '.join(devices)}", path=f"workload.device")
+                              f"{', '.join(devices)}", path="workload.device")
         jobs.append(Job(name=name, trace=trace, device=device_name,
                         iterations=workload.iterations, start=workload.start,
                         samples=workload.batch, params=workload.model_dump()))
     policy = make_policy(dict(exp.policy))
     policy.bind(PolicyContext(system=system, rng=rng))
     runners = []
-    for i, job in enumerate(jobs):
+    for job in jobs:
         try:
             plan = policy.plan(job)
             runners.append(JobRunner(env, system, job, plan))

@@ -19,8 +19,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..ops import PRECISIONS
-from .system import DeviceEntry, LinkSpec
 from .base import Celsius, Hertz, Seconds, Strict
+from .system import DeviceEntry, LinkSpec
 
 
 class WorkloadSpec(Strict):
@@ -37,6 +37,8 @@ class WorkloadSpec(Strict):
         num_classes: classifier classes (zoo models).
         width: width multiplier (zoo models that have one).
         algorithm: mixed-precision training algorithm (``workloads/algorithms``).
+        stem: ResNet/VGG stem (``cifar`` or ``imagenet``; by input size if unset).
+        options: further keyword parameters of the model builder.
         iterations: iterations (batches / frames) run back to back.
         start: release time of the first iteration.
         device: the device the job belongs to (multi-device systems).
@@ -52,6 +54,9 @@ class WorkloadSpec(Strict):
     num_classes: int | None = Field(default=None, ge=1)
     width: float | None = Field(default=None, gt=0)
     algorithm: str | None = None
+    stem: str | None = Field(default=None, description="zoo: 'imagenet' | 'cifar' | 'auto'")
+    options: dict[str, Any] = Field(default_factory=dict,
+                                    description="further keyword parameters of the zoo model")
     iterations: int = Field(default=1, ge=1)
     start: Seconds = Field(default=0.0, ge=0)
     device: str | None = None
