@@ -1,9 +1,11 @@
 """``single``: every kernel on one processor (the usual framework baseline).
 
-``processor`` may also list several CPU clusters (``[cpu.prime, cpu.gold]``):
-the framework's thread pool then runs each operator on ``cores`` threads taken
-from the clusters in the order listed, with an equal share of the work per
-thread, as MNN and TFLite do.
+Like the frameworks it models (TFLite, MNN), it runs one operator at a time in
+topological order, each on all its threads: independent branches do not
+overlap. ``processor`` may also list several CPU clusters
+(``[cpu.prime, cpu.gold]``): the thread pool then runs each operator on
+``cores`` threads taken from the clusters in the order listed, with an equal
+share of the work per thread.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from simulator.errors import ConfigError
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 
-from .split import split_across
+from .split import serialize, split_across
 
 
 @POLICIES.register("single")
@@ -65,8 +67,9 @@ class Single(Policy):
 
     def plan(self, job: Job) -> Plan:
         parts = self._pool(job)
+        serial = serialize(job.trace)
         if len(parts) > 1:
-            trace, placements = split_across(job.trace, parts)
+            trace, placements = split_across(serial, parts)
             return Plan(placements, trace=trace)
         main = parts[0][0]
         backup = None
@@ -79,4 +82,4 @@ class Single(Policy):
                     job, row, main.processor, main.units) == float("inf"):
                 placement = backup
             placements.append(placement)
-        return Plan(placements)
+        return Plan(placements, trace=serial)

@@ -1,10 +1,12 @@
-"""Splitting kernels across processors (data parallelism inside each kernel).
+"""Trace rewrites that a framework's way of executing a model implies.
 
-Used when one operator runs on cores of several clusters at once (MNN or
-TFLite with 4 threads on a 1+3 big-core SoC): each kernel becomes one part per
-processor with a share of the work, each part reads the whole weights, and a
-kernel's parts all wait for all parts of its predecessors (the thread-pool
-barrier between operators).
+* :func:`serialize`: frameworks (TFLite, MNN) run one operator at a time, in
+  topological order, each on all their threads; independent branches do not
+  overlap.
+* :func:`split_across`: one operator on cores of several clusters at once (4
+  threads on a 1+3 big-core SoC): each kernel becomes one part per processor
+  with a share of the work, each part reads the whole weights, and a kernel's
+  parts all wait for all parts of its predecessors (the thread-pool barrier).
 """
 
 from __future__ import annotations
@@ -15,6 +17,15 @@ from simulator.policy import Placement
 from simulator.trace import Trace, trace_from_table
 
 SCALED = ("flops", "bytes_in", "bytes_out")
+
+
+def serialize(trace: Trace) -> Trace:
+    """Make every kernel also wait for the one before it in topological order."""
+    table = trace.table.copy()
+    ids = table["id"].tolist()
+    table["deps"] = [tuple(sorted(set(deps) | ({ids[row - 1]} if row else set())))
+                     for row, deps in enumerate(table["deps"])]
+    return trace_from_table(table, source=f"{trace.source} (serialized)")
 
 
 def split_across(trace: Trace, parts: list[tuple[Placement, float]]

@@ -8,9 +8,17 @@ Python API (mirrors the CLI)::
     trace = simulator.load_trace("my_trace.csv")
 """
 
-from .errors import ConfigError
-from .library import load_soc
-from .trace import load_trace
+import os
+
+# The engine's matrices are tiny (thermal networks of a few nodes): multithreaded
+# BLAS only adds overhead, and oversubscribes the cores when sweeps run workers
+# in parallel. Set before numpy is first imported; users may override.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+from .errors import ConfigError  # noqa: E402
+from .library import load_soc  # noqa: E402
+from .trace import load_trace  # noqa: E402
 
 __version__ = "0.1.0"
 

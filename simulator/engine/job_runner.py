@@ -4,6 +4,11 @@ For every iteration, kernels are released when all their predecessors have
 finished and any data they produced in another address space has arrived.
 A producer's output crosses to another address space once per destination
 space (not once per consumer), as a framework would copy a tensor once.
+
+A job's input and output live in its device's CPU memory: a first kernel
+placed on an accelerator with its own address space waits for its input to be
+uploaded, and an iteration ends only when the outputs of last kernels placed
+there are downloaded (what a GPU delegate or a FastRPC call does per inference).
 """
 
 from __future__ import annotations
@@ -68,6 +73,13 @@ class JobRunner:
             self.shares.append(placement.share)
         self.priorities = list(plan.priorities)
         self.bytes_out = table["bytes_out"].to_numpy(dtype=float)
+        self.bytes_in = table["bytes_in"].to_numpy(dtype=float)
+        home = (job.device, next(name for name in system.device(job.device).processors
+                                 if name.startswith("cpu.")))
+        self.upload = [system.route(home, self.where[row]) if not preds else []
+                       for row, preds in enumerate(trace.preds)]
+        self.download = [system.route(self.where[row], home) if not succs else []
+                         for row, succs in enumerate(trace.succs)]
         self.preds_count = [len(p) for p in trace.preds]
         # successors grouped by the route their data takes
         self.fanout: list[list[tuple[list, list[int]]]] = []
@@ -126,20 +138,31 @@ class JobRunner:
                 if waiting[succ] == 0:
                     release(succ)
 
+        def retire() -> None:
+            left[0] -= 1
+            if left[0] == 0:
+                finished.succeed()
+
         def on_done(task: Task) -> None:
             row = task.meta[2]
-            left[0] -= 1
             for route, rows in self.fanout[row]:
                 if route:
                     self._send(route, self.bytes_out[row], rows, arrive, task.label)
                 else:
                     arrive(rows)
-            if left[0] == 0:
-                finished.succeed()
+            if self.download[row]:
+                self._send(self.download[row], self.bytes_out[row], [], lambda _: retire(),
+                           task.label + " (output)")
+            else:
+                retire()
 
         for row, count in enumerate(waiting):
             if count == 0:
-                release(row)
+                if self.upload[row]:
+                    self._send(self.upload[row], self.bytes_in[row], [row],
+                               lambda rows: release(rows[0]), "input")
+                else:
+                    release(row)
         if not waiting:
             finished.succeed()
         return finished

@@ -3,7 +3,7 @@
 Importing this package registers every check in :data:`registry.CHECKS`.
 """
 
-from . import engine_checks, thermal_checks  # noqa: F401
+from . import engine_checks, pixel4_checks, thermal_checks  # noqa: F401
 from .registry import CHECKS, Check, DataUnavailable, check
 
 __all__ = ["CHECKS", "Check", "DataUnavailable", "check"]

@@ -1,0 +1,118 @@
+"""Sweep throughput: one local worker vs two, and a Dask LocalCluster.
+
+Runs the same 200-run sweep (4 processors x 2 models x 5 batches x 5 repeats on
+the Snapdragon 865) with each executor, checks that every executor produced
+the same results table, and prints wall time, runs per second and speedup::
+
+    python benchmarks/sweep.py                 # all executors
+    python benchmarks/sweep.py --runs-only 1   # just the in-process baseline
+
+Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from simulator.runner import run_experiment
+
+EXPERIMENT = {
+    "name": "bench-sweep",
+    "soc": "snapdragon865",
+    "workload": {"model": "resnet18", "mode": "inference", "batch": 1, "precision": "fp32"},
+    "policy": {"name": "single", "processor": "cpu.gold"},
+    "outputs": {"timeline": False, "kernels": False},
+    "repeats": 5,
+    "sweep": {"policy.processor": ["cpu.prime", "cpu.gold", "cpu.silver", "gpu"],
+              "workload.model": ["resnet18", "mobilenet_v2"],
+              "workload.batch": [1, 2, 4, 8, 16]},
+}
+
+
+def _cpu_s() -> float:
+    """CPU seconds used by this process and its reaped children (local workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(label: str, folder: Path, **options) -> tuple[str, float, float, pd.DataFrame]:
+    """Run the sweep into ``folder``; return (label, wall s, local CPU s, results)."""
+    cpu, start = _cpu_s(), time.perf_counter()
+    sweep = run_experiment(EXPERIMENT, out=folder, **options)
+    return label, time.perf_counter() - start, _cpu_s() - cpu, sweep.results
+
+
+def _spin(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def parallel_capacity(n: int = 4_000_000) -> float:
+    """Speedup of two busy processes over one doing both (2.0 on two idle cores).
+
+    Shared or throttled machines give less; read the sweep speedups against it.
+    """
+    import multiprocessing
+
+    start = time.perf_counter()
+    _spin(n)
+    _spin(n)
+    serial = time.perf_counter() - start
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_spin, [10])  # start the workers before timing
+        start = time.perf_counter()
+        pool.map(_spin, [n, n])
+        parallel = time.perf_counter() - start
+    return serial / parallel
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs-only", type=int, choices=[1, 2], default=None,
+                        help="run only the local executor with this many workers")
+    parser.add_argument("--no-dask", action="store_true", help="skip the Dask cluster")
+    args = parser.parse_args()
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for workers in ([args.runs_only] if args.runs_only else [1, 2]):
+            rows.append(timed(f"local, {workers} worker(s)", tmp / f"local{workers}",
+                              workers=workers))
+        if not args.runs_only and not args.no_dask:
+            from dask.distributed import LocalCluster
+
+            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as cluster:
+                rows.append(timed("dask LocalCluster, 2 processes", tmp / "dask",
+                                  scheduler_address=cluster.scheduler_address))
+
+    _, base_wall, _, base_results = rows[0]
+    runs = len(base_results)
+    print(f"\n{runs}-run sweep ({EXPERIMENT['soc']}, resnet18/mobilenet_v2, "
+          f"{EXPERIMENT['repeats']} repeats); {os.cpu_count()} CPUs, two-process "
+          f"capacity {parallel_capacity():.2f}x")
+    print(f"{'executor':<34}{'wall s':>8}{'CPU s':>8}{'runs/s':>8}{'speedup':>9}  same results")
+    for label, wall, cpu, results in rows:
+        same = results.equals(base_results)
+        print(f"{label:<34}{wall:>8.1f}{cpu:>8.1f}{runs / wall:>8.1f}{base_wall / wall:>9.2f}"
+              f"  {same}")
+    print("(CPU s counts this process and local worker processes, not Dask workers)")
+    failed = int((base_results["status"] != "ok").sum())
+    if failed:
+        first = base_results.loc[base_results["status"] != "ok", "error"].iloc[0]
+        print(f"({failed} runs failed: {first})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,371 @@
+"""The ``socsim`` command line (also ``python -m simulator``).
+
+Commands::
+
+    socsim run EXPERIMENT.yaml [--out DIR] [--set key.path=value ...] [--workers N]
+               [--scheduler-address tcp://host:port] [--resume] [--quiet]
+    socsim plot RESULTS_DIR
+    socsim validate [--out DIR] [--group G] [--check PATTERN]
+    socsim list socs|policies|models|importers|governors|checks
+    socsim import FORMAT INPUT -o OUT [--option key=value ...]
+
+Bad input (a :class:`~simulator.errors.ConfigError`) prints one line
+``socsim: error: <file>: <yaml path>: <message>`` and exits with status 2;
+Ctrl-C exits with 130 after the completed runs' tables are written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import __version__
+from .errors import ConfigError
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+KEY_METRICS = (("latency_s", "latency"), ("energy_j", "energy"), ("avg_power_w", "avg power"),
+               ("peak_temp_c", "peak temperature"), ("throughput_per_s", "throughput"))
+TABLE_ROWS = 30
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2) instead of usage + error."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _fresh_folder(parent: Path) -> Path:
+    stamp = _stamp()
+    folder, n = parent / stamp, 1
+    while folder.exists():
+        folder, n = parent / f"{stamp}-{n}", n + 1
+    return folder
+
+
+# --- run ------------------------------------------------------------------------------
+
+def _out_folder(args, name: str) -> Path:
+    if args.out:
+        return Path(args.out)
+    parent = Path("results") / name
+    if args.resume:
+        previous = sorted(p for p in parent.glob("*") if (p / "config.yaml").is_file())
+        if not previous:
+            raise ConfigError(f"nothing to resume under {parent}; pass --out DIR",
+                              path="--resume")
+        return previous[-1]
+    return _fresh_folder(parent)
+
+
+def _show(value: float, column: str) -> str:
+    from .plots.data import scaled
+
+    if value is None or math.isnan(value):
+        return "-"
+    label, factor = scaled(column, [value])
+    unit = label[label.rfind("(") + 1:-1] if label.endswith(")") else ""
+    return f"{value * factor:.4g} {unit}".strip()
+
+
+def _print_summary(sweep, name: str) -> None:
+    from .results import param_columns
+
+    table = sweep.results
+    if table.empty:
+        print(f"{name}: no run completed")
+        return
+    ok = int((table["status"] == "ok").sum())
+    if len(table) == 1:
+        row = table.iloc[0]
+        print(f"{name}: 1 run, {row['status']}")
+        for column, label in KEY_METRICS:
+            if column in table.columns:
+                print(f"  {label:<18}{_show(row[column], column)}")
+        return
+    columns = ["run", "repeat", *param_columns(table), "status",
+               *[c for c, _ in KEY_METRICS[:4] if c in table.columns]]
+    shown = table[columns]
+    print(f"{name}: {len(table)} runs, {ok} ok, {len(table) - ok} failed")
+    text = shown.head(TABLE_ROWS).to_string(index=False, float_format=lambda v: f"{v:.4g}")
+    print(text)
+    if len(table) > TABLE_ROWS:
+        print(f"... {len(table) - TABLE_ROWS} more rows in results.csv")
+
+
+def cmd_run(args) -> int:
+    """``socsim run``: run an experiment (a sweep) and write its output folder."""
+    from .experiment import load_experiment, parse_set
+    from .runner import run_experiment
+
+    overrides = parse_set(args.set)
+    raw, _ = load_experiment(args.experiment, overrides)
+    out = _out_folder(args, raw["name"])
+    progress = not args.quiet and sys.stderr.isatty()
+    try:
+        sweep = run_experiment(args.experiment, overrides=overrides, out=out,
+                               workers=args.workers, scheduler_address=args.scheduler_address,
+                               resume=args.resume, retry_failed=args.retry_failed,
+                               progress=progress, log=None if args.quiet else _stderr,
+                               command=["socsim", *sys.argv[1:]])
+    except KeyboardInterrupt:
+        _stderr(f"socsim: interrupted; completed runs are in {out}; continue with: "
+                f"socsim run {args.experiment} --out {out} --resume")
+        return EXIT_INTERRUPTED
+    if not args.quiet:
+        _print_summary(sweep, raw["name"])
+        for message in sweep.manifest.get("plot_errors", []):
+            _stderr(f"socsim: warning: plot skipped: {message}")
+        print(f"results: {out}")
+    return _run_status(sweep, out)
+
+
+def _run_status(sweep, out: Path) -> int:
+    table = sweep.results
+    failed = table[table["status"] != "ok"]
+    if failed.empty:
+        return EXIT_OK
+    if len(failed) < len(table):
+        _stderr(f"socsim: {len(failed)} of {len(table)} runs failed "
+                f"(errors in {out / 'results.csv'})")
+        return EXIT_OK
+    first = failed.iloc[0]["error"]
+    if len(table) == 1 and sweep.manifest.get("failures") and _is_input_error(out, sweep):
+        _stderr(f"socsim: error: {first}")
+        return EXIT_BAD_INPUT
+    _stderr(f"socsim: error: all {len(table)} runs failed; first: {first}")
+    return EXIT_FAILED
+
+
+def _is_input_error(out: Path, sweep) -> bool:
+    from .results import read_record
+
+    run_id = sweep.manifest["failures"][0]["run_id"]
+    record = read_record(out / "runs" / run_id) or {}
+    return record.get("error_type") == "ConfigError"
+
+
+# --- plot, validate, list, import -------------------------------------------------------
+
+def cmd_plot(args) -> int:
+    """``socsim plot``: redraw the plots of a saved output folder."""
+    from .plots import replot
+
+    files, errors = replot(args.results_dir)
+    for message in errors:
+        _stderr(f"socsim: warning: plot skipped: {message}")
+    for path in files:
+        print(path)
+    if errors and not files:
+        raise ConfigError(errors[0])
+    return EXIT_OK
+
+
+def cmd_validate(args) -> int:
+    """``socsim validate``: the validation scoreboard."""
+    import importlib
+
+    from .results import write_frame
+    from .validation.scoreboard import (
+        counts,
+        format_scoreboard,
+        run_checks,
+        scoreboard_table,
+        select_checks,
+    )
+
+    try:
+        importlib.import_module("simulator.validation")
+    except ImportError as exc:  # pragma: no cover - the package ships with socsim
+        raise ConfigError(f"cannot load the validation checks: {exc}") from None
+    checks = select_checks(args.group, args.check or ())
+    out = Path(args.out) if args.out else _fresh_folder(Path("results") / "validation")
+    progress = not args.quiet and sys.stderr.isatty()
+    from tqdm import tqdm
+
+    with tqdm(total=len(checks), unit="check", disable=not progress, leave=False) as bar:
+        scores = run_checks(checks, on_score=lambda score: bar.update(1))
+    print(format_scoreboard(scores))
+    write_frame(out / "validation.csv", scoreboard_table(scores))
+    tally = counts(scores)
+    print(f"\n{tally['pass']} passed, {tally['fail']} failed, {tally['skip']} skipped "
+          f"of {len(scores)} checks; scoreboard: {out / 'validation.csv'}")
+    return EXIT_OK
+
+
+def _doc(obj) -> str:
+    text = getattr(obj, "description", None) or (obj.__doc__ or "")
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _listing(what: str) -> list[tuple[str, str]]:
+    if what == "socs":
+        from .library import load_soc, soc_names
+
+        rows = []
+        for name in soc_names():
+            try:
+                rows.append((name, load_soc(name).description))
+            except ConfigError as err:
+                rows.append((name, f"(invalid: {err})"))
+        return rows
+    if what == "policies":
+        import policies  # noqa: F401  (registers the built-ins)
+
+        from .policy import POLICIES
+
+        return [(n, _doc(POLICIES.get(n))) for n in POLICIES.names()]
+    if what == "governors":
+        from .engine.dvfs import GOVERNORS
+
+        return [(n, _doc(GOVERNORS.get(n))) for n in GOVERNORS.names()]
+    if what == "checks":
+        import importlib
+
+        importlib.import_module("simulator.validation")
+        from .validation.registry import CHECKS
+
+        return [(n, f"[{c.group}] {c.reference:g} {c.unit} ±{c.tolerance_pct:g}% - {c.source}")
+                for n, c in ((n, CHECKS.get(n)) for n in CHECKS.names())]
+    module, attribute = {"models": ("workloads.zoo", "MODELS"),
+                         "importers": ("workloads.importers", "IMPORTERS")}[what]
+    try:
+        import importlib
+
+        registry = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{what} are not available: {module} could not be loaded "
+                          f"({exc})") from None
+    return [(n, _doc(registry.get(n))) for n in registry.names()]
+
+
+def cmd_list(args) -> int:
+    """``socsim list``: registered names, one per line with a description."""
+    rows = _listing(args.what)
+    width = max((len(name) for name, _ in rows), default=0)
+    for name, description in rows:
+        print(f"{name:<{width}}  {description}".rstrip())
+    if not rows:
+        _stderr(f"socsim: no {args.what} registered")
+    return EXIT_OK
+
+
+def cmd_import(args) -> int:
+    """``socsim import``: convert an outside model description into trace file(s)."""
+    from .experiment import parse_value
+
+    try:
+        from workloads import importers
+    except ImportError as exc:
+        raise ConfigError(f"importers are not available: {exc}") from None
+    options = {}
+    for item in args.option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"expected key=value; got {item!r}", path="--option")
+        options[key.strip()] = parse_value(value)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = getattr(importers, "run_importer", None)
+        if run is not None:
+            written = run(args.format, args.input, args.output, **options)
+        else:
+            written = importers.IMPORTERS.get(args.format)(Path(args.input),
+                                                           Path(args.output), **options)
+    for warning in caught:
+        _stderr(f"socsim: warning: {' '.join(str(warning.message).split())}")
+    for path in written or []:
+        print(path)
+    return EXIT_OK
+
+
+# --- parser -----------------------------------------------------------------------------
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}"
+                                         ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``socsim``."""
+    parser = _Parser(prog="socsim", description="Discrete-event simulator of mobile SoCs "
+                     "replaying DNN kernel traces.")
+    parser.add_argument("--version", action="version", version=f"socsim {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run an experiment (or sweep)")
+    run.add_argument("experiment", help="experiment YAML file")
+    run.add_argument("--out", help="output folder (default results/<name>/<UTC time>/)")
+    run.add_argument("--set", action="append", metavar="KEY.PATH=VALUE",
+                     help="override any key by its dotted path (repeatable; YAML values)")
+    run.add_argument("--workers", type=_positive, default=None,
+                     help="local worker processes (default: one per CPU; 1: in-process)")
+    run.add_argument("--scheduler-address", metavar="tcp://HOST:PORT",
+                     help="run on a Dask cluster instead of local processes")
+    run.add_argument("--resume", action="store_true",
+                     help="continue an interrupted output folder: run only missing runs")
+    run.add_argument("--retry-failed", action="store_true",
+                     help="with --resume, also re-run runs that failed")
+    run.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    run.set_defaults(func=cmd_run)
+
+    plot = commands.add_parser("plot", help="redraw the plots of a results folder")
+    plot.add_argument("results_dir", help="an output folder of socsim run")
+    plot.set_defaults(func=cmd_plot)
+
+    validate = commands.add_parser("validate", help="compare with published measurements")
+    validate.add_argument("--out", help="folder for validation.csv "
+                          "(default results/validation/<UTC time>/)")
+    validate.add_argument("--group", help="only checks of this group")
+    validate.add_argument("--check", action="append", metavar="PATTERN",
+                          help="only checks whose name matches this glob (repeatable)")
+    validate.add_argument("--quiet", action="store_true", help="no progress bar")
+    validate.set_defaults(func=cmd_validate)
+
+    listing = commands.add_parser("list", help="list registered names")
+    listing.add_argument("what", choices=["socs", "policies", "models", "importers",
+                                          "governors", "checks"])
+    listing.set_defaults(func=cmd_list)
+
+    imp = commands.add_parser("import", help="convert a model description to a trace")
+    imp.add_argument("format", help="input format (socsim list importers)")
+    imp.add_argument("input", help="input file")
+    imp.add_argument("-o", "--output", required=True, help="output trace file or folder")
+    imp.add_argument("--option", action="append", metavar="KEY=VALUE",
+                     help="importer option (repeatable)")
+    imp.set_defaults(func=cmd_import)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``socsim``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as err:
+        _stderr(f"socsim: error: {err}")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        _stderr("socsim: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `socsim list models | head`
+        return EXIT_OK

@@ -1,0 +1,191 @@
+"""Executors: where the runs of a sweep execute.
+
+An executor maps a picklable function over tasks and yields ``(position,
+value)`` pairs as runs finish, in any order; the runner puts results back in
+run order, so the output does not depend on the executor. If the executor
+itself loses a task (a worker process died), the value is the exception.
+
+* :class:`InProcessExecutor` - one after another in this process (``--workers 1``).
+* :class:`ProcessPoolExecutor` - a local pool of worker processes (the default).
+* :class:`DaskExecutor` - a Dask cluster (``--scheduler-address tcp://host:port``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from .errors import ConfigError
+
+
+def default_workers() -> int:
+    """CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class InProcessExecutor:
+    """Run tasks one after another in the calling process."""
+
+    def describe(self) -> dict[str, Any]:
+        """What ran the sweep (for the manifest)."""
+        return {"kind": "in-process", "workers": 1}
+
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]
+                      ) -> Iterator[tuple[int, Any]]:
+        """Yield ``(position, fn(task))`` per task."""
+        for position, task in enumerate(tasks):
+            yield position, fn(task)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def _init_worker() -> None:
+    # Ctrl-C reaches the whole process group; only the parent should react to it,
+    # so workers do not print a traceback each.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # One run is single-threaded Python; BLAS threads (the thermal model's small
+    # matrices) only oversubscribe the CPUs the other workers use.
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(1)
+
+
+def _start_method() -> str:
+    # fork is unsafe on macOS (system frameworks) and absent on Windows.
+    import multiprocessing
+    import sys
+
+    methods = multiprocessing.get_all_start_methods()
+    return "fork" if sys.platform.startswith("linux") and "fork" in methods else "spawn"
+
+
+class ProcessPoolExecutor:
+    """A pool of local worker processes.
+
+    Workers are forked where that is safe (Linux: fast start, modules already
+    imported) and spawned elsewhere. They share this machine's files, so they
+    write their runs' folders themselves.
+
+    Args:
+        workers: number of processes.
+    """
+
+    shares_files = True
+
+    def __init__(self, workers: int):
+        if workers < 1:
+            raise ConfigError(f"--workers must be at least 1; got {workers}")
+        self.workers = workers
+        self._pool = None
+
+    def describe(self) -> dict[str, Any]:
+        """What ran the sweep (for the manifest)."""
+        return {"kind": "process-pool", "workers": self.workers}
+
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]
+                      ) -> Iterator[tuple[int, Any]]:
+        """Submit all tasks; yield ``(position, value)`` as they complete."""
+        import concurrent.futures as cf
+        import multiprocessing
+
+        if not tasks:
+            return
+        self._pool = cf.ProcessPoolExecutor(
+            max_workers=min(self.workers, len(tasks)),
+            mp_context=multiprocessing.get_context(_start_method()),
+            initializer=_init_worker)
+        futures = {self._pool.submit(fn, task): i for i, task in enumerate(tasks)}
+        for future in cf.as_completed(futures):
+            try:
+                value = future.result()
+            except Exception as exc:  # a worker died (BrokenProcessPool, pickling error)
+                value = exc
+            yield futures[future], value
+
+    def close(self) -> None:
+        """Stop the workers, including runs still executing (after an interrupt)."""
+        if self._pool is None:
+            return
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+        self._pool = None
+
+
+class DaskExecutor:
+    """Runs on a Dask cluster; every worker needs socsim installed and the input files.
+
+    Args:
+        address: the scheduler, e.g. ``tcp://10.0.0.5:8786``.
+        timeout: seconds to wait for the connection.
+    """
+
+    def __init__(self, address: str, timeout: float = 10.0):
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise ConfigError("--scheduler-address needs Dask: pip install 'socsim[dask]'"
+                              ) from None
+        try:
+            self._client = Client(address, timeout=timeout, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ConfigError(f"cannot connect to the Dask scheduler at {address!r}: "
+                              f"{exc}") from None
+        self.address = address
+        self._futures: list = []
+
+    def describe(self) -> dict[str, Any]:
+        """What ran the sweep (for the manifest)."""
+        workers = self._client.scheduler_info().get("workers", {})
+        return {"kind": "dask", "scheduler": self.address, "workers": len(workers),
+                "threads": sum(w.get("nthreads", 0) for w in workers.values())}
+
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]
+                      ) -> Iterator[tuple[int, Any]]:
+        """Submit all tasks; yield ``(position, value)`` as they complete."""
+        from dask.distributed import as_completed
+
+        self._futures = [self._client.submit(fn, task, pure=False) for task in tasks]
+        positions = {future.key: i for i, future in enumerate(self._futures)}
+        for future in as_completed(self._futures, loop=self._client.loop):
+            try:
+                value = future.result()
+            except Exception as exc:  # KilledWorker, lost data, ...
+                value = exc
+            yield positions[future.key], value
+            future.release()
+
+    def close(self) -> None:
+        """Cancel what is left and disconnect (the cluster keeps running)."""
+        pending = [future for future in self._futures if not future.done()]
+        if pending:
+            self._client.cancel(pending)
+        self._futures = []
+        self._client.close()
+
+
+def make_executor(workers: int | None = None, scheduler_address: str | None = None):
+    """The executor for the CLI options.
+
+    Args:
+        workers: local processes (``None``: one per CPU; 1: in-process).
+        scheduler_address: a Dask scheduler; overrides ``workers``.
+    """
+    if scheduler_address:
+        return DaskExecutor(scheduler_address)
+    workers = default_workers() if workers is None else workers
+    if workers == 1:
+        return InProcessExecutor()
+    return ProcessPoolExecutor(workers)

@@ -1,0 +1,84 @@
+"""Paper-style figures declared in an experiment's ``plots:`` list.
+
+Each entry (:class:`~simulator.spec.experiment.PlotSpec`) becomes
+``plots/<name>.png`` (200 dpi) and ``plots/<name>.pdf`` in the output folder::
+
+    plots:
+      - {kind: bar, x: policy.name, y: latency_s, hue: workload.batch}
+      - {kind: pareto, x: latency_s, y: energy_j, hue: policy.name}
+      - {kind: timeseries, y: "temp.*", facet: policy.name, width: double}
+
+:func:`draw_plots` draws from in-memory tables (at the end of ``socsim run``);
+:func:`replot` redraws from a saved output folder (``socsim plot DIR``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import ConfigError
+from ..spec.experiment import PlotSpec
+from .figure import draw_plot
+from .kinds import pareto_front
+
+
+def draw_plots(plots: list[PlotSpec], results: pd.DataFrame,
+               timeseries: pd.DataFrame | None, folder: Path
+               ) -> tuple[list[Path], list[str]]:
+    """Draw every plot; a plot that does not fit the data is skipped with a message.
+
+    Args:
+        plots: the experiment's plot specs.
+        results: the results table (one row per run and repeat).
+        timeseries: the long time-series table (``run, repeat, time_s, name, value``).
+        folder: where the PNG and PDF files go.
+
+    Returns:
+        the files written and one-line messages for the plots skipped.
+    """
+    files: list[Path] = []
+    errors: list[str] = []
+    for index, spec in enumerate(plots):
+        try:
+            files += draw_plot(spec, index, results, timeseries, folder)
+        except ConfigError as err:
+            errors.append(str(err))
+        except Exception as exc:  # a drawing bug must not lose the results
+            errors.append(f"plots[{index}]: {type(exc).__name__}: {exc}")
+    return files, errors
+
+
+def replot(results_dir: str | Path) -> tuple[list[Path], list[str]]:
+    """Redraw the plots of a saved output folder from its ``config.yaml`` and tables.
+
+    Edit the ``plots:`` list in ``DIR/config.yaml`` to change the figures
+    without re-running.
+
+    Raises:
+        ConfigError: not an output folder, or an invalid ``plots`` list.
+    """
+    from ..experiment import check_experiment
+    from ..spec.yamlio import read_yaml
+
+    folder = Path(results_dir)
+    config = folder / "config.yaml"
+    if not config.is_file():
+        raise ConfigError("not a socsim output folder (no config.yaml)", file=str(folder))
+    spec = check_experiment(read_yaml(config), str(config))
+    if (folder / "results.parquet").is_file():
+        results = pd.read_parquet(folder / "results.parquet")
+    elif (folder / "results.csv").is_file():
+        results = pd.read_csv(folder / "results.csv", keep_default_na=False,
+                              na_values=[""])
+    else:
+        raise ConfigError("no results.parquet or results.csv to plot", file=str(folder))
+    series = folder / "timeseries.parquet"
+    timeseries = pd.read_parquet(series) if series.is_file() else None
+    if not spec.plots:
+        return [], []
+    return draw_plots(spec.plots, results, timeseries, folder / "plots")
+
+
+__all__ = ["PlotSpec", "draw_plots", "pareto_front", "replot"]

@@ -1,0 +1,246 @@
+"""The socsim command line: run/plot/validate/list/import, errors, interrupts."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import kernel, make_trace
+
+from simulator.cli import main
+from simulator.trace import save_trace
+from simulator.validation.registry import CHECKS, Check, DataUnavailable
+
+EXPERIMENT = {"name": "tiny", "soc": "snapdragon865", "workload": {"trace": "chain.csv"},
+              "policy": {"name": "single", "processor": "cpu.gold", "cores": 3}}
+
+
+def write_experiment(folder: Path, text: str | None = None, **extra) -> Path:
+    save_trace(make_trace([kernel(i, str(i - 1) if i else "") for i in range(4)]),
+               folder / "chain.csv")
+    path = folder / "exp.yaml"
+    path.write_text(text if text is not None else yaml.safe_dump({**EXPERIMENT, **extra}))
+    return path
+
+
+def socsim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m simulator`` as a user would."""
+    return subprocess.run([sys.executable, "-m", "simulator", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)
+
+
+def one_line_error(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("socsim: error: ") and "Traceback" not in stderr
+    return lines[0]
+
+
+def test_run_single_prints_key_metrics_and_writes_results(tmp_path, capsys):
+    path = write_experiment(tmp_path, plots=[{"kind": "bar", "x": "run", "y": "latency_s"}])
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--workers", "1"]) == 0
+    printed = capsys.readouterr().out
+    for label in ("latency", "energy", "avg power", "peak temperature"):
+        assert label in printed
+    assert (out / "results.csv").is_file() and (out / "plots" / "00-bar-latency_s.png").is_file()
+
+
+def test_run_default_folder_and_resume_latest(tmp_path, capsys, monkeypatch):
+    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2]})
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(path), "--workers", "1", "--set", "workload.iterations=2"]) == 0
+    folders = list((tmp_path / "results" / "tiny").iterdir())
+    assert len(folders) == 1 and folders[0].name.endswith("Z")
+    table = pd.read_csv(folders[0] / "results.csv")
+    assert list(table["policy.cores"]) == [1, 2] and set(table["workload.iterations"]) == {2}
+    assert "policy.cores" in capsys.readouterr().out
+    assert main(["run", str(path), "--workers", "1", "--resume", "--quiet",
+                 "--set", "workload.iterations=2"]) == 0
+    assert list((tmp_path / "results" / "tiny").iterdir()) == folders
+    manifest = json.loads((folders[0] / "manifest.json").read_text())
+    assert manifest["resumed"] == 2
+
+
+BAD_INPUT = {
+    "unknown key": ("name: tiny\nsoc: snapdragon865\nworkload: {trace: chain.csv}\n"
+                    "policy: {name: single}\ncolour: red\n", "colour"),
+    "wrong unit": ("name: tiny\nsoc: snapdragon865\nworkload: {trace: chain.csv}\n"
+                   "policy: {name: single}\ntime_limit: 3 kg\n", "time_limit"),
+    "malformed YAML": ("name: tiny\nsoc: [snapdragon865\n", "line "),
+    "nested unknown key": ("name: tiny\nsoc: snapdragon865\nworkload: {trace: chain.csv,"
+                           " batchh: 2}\npolicy: {name: single}\n", "workload.batchh"),
+    "bad plot": ("name: tiny\nsoc: snapdragon865\nworkload: {trace: chain.csv}\n"
+                 "policy: {name: single}\nplots: [{kind: pie, x: a, y: b}]\n", "plots[0].kind"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUT))
+def test_bad_experiment_is_one_line_exit_2(case, tmp_path, capsys):
+    text, where = BAD_INPUT[case]
+    path = write_experiment(tmp_path, text)
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert str(path) in line and where in line
+
+
+def test_missing_file_and_bad_set(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope.yaml")]) == 2
+    assert "nope.yaml: file not found" in one_line_error(capsys.readouterr().err)
+    path = write_experiment(tmp_path)
+    assert main(["run", str(path), "--set", "workload.batch"]) == 2
+    assert "--set" in one_line_error(capsys.readouterr().err)
+    assert main(["run", str(path), "--set", "workload.batch=many"]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert "workload.batch" in line and "--set" in line
+
+
+def test_real_entry_points_report_bad_input_in_one_line(tmp_path):
+    path = write_experiment(tmp_path, BAD_INPUT["wrong unit"][0])
+    result = socsim("run", str(path))
+    assert result.returncode == 2
+    assert "time_limit" in one_line_error(result.stderr)
+    assert socsim("run", str(path), "--workers", "0").returncode == 2
+    if shutil.which("socsim"):
+        result = subprocess.run(["socsim", "run", str(path)], capture_output=True, text=True)
+        assert result.returncode == 2 and "time_limit" in one_line_error(result.stderr)
+
+
+def test_single_run_input_error_at_run_time_exits_2(tmp_path, capsys):
+    path = write_experiment(tmp_path, policy={"name": "single", "processor": "npu"})
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert "npu" in one_line_error(capsys.readouterr().err)
+    assert pd.read_csv(tmp_path / "out" / "results.csv")["status"][0] == "failed"
+
+
+def _records(out: Path) -> int:
+    return len(list(out.glob("runs/*/metrics.json")))
+
+
+def _start_sweep(tmp_path: Path) -> tuple[Path, Path, subprocess.Popen]:
+    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2, 3, 4],
+                                             "workload.iterations": [150, 151, 152, 153]},
+                            outputs={"timeline": False})
+    out = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "simulator", "run", str(path), "--out",
+                                str(out), "--workers", "1", "--quiet"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while _records(out) < 3 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return path, out, process
+
+
+def test_kill_9_then_resume_gives_every_run_once(tmp_path):
+    path, out, process = _start_sweep(tmp_path)
+    process.kill()  # SIGKILL: no chance to clean up
+    process.communicate()
+    done = _records(out)
+    assert 3 <= done < 16, "the sweep finished before it could be killed"
+    result = socsim("run", str(path), "--out", str(out), "--workers", "2", "--resume",
+                    "--quiet")
+    assert result.returncode == 0, result.stderr
+    resumed = pd.read_csv(out / "results.csv")
+    assert len(resumed) == 16 and not resumed.duplicated(["run", "repeat"]).any()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["resumed"] >= done
+    reference = tmp_path / "reference"
+    assert main(["run", str(path), "--out", str(reference), "--workers", "1",
+                 "--quiet"]) == 0
+    assert (out / "results.csv").read_bytes() == (reference / "results.csv").read_bytes()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_flushes_completed_runs_and_exits_130(tmp_path):
+    path, out, process = _start_sweep(tmp_path)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "--resume" in stderr and "Traceback" not in stderr
+    table = pd.read_csv(out / "results.csv")
+    assert 3 <= len(table) < 16 and (table["status"] == "ok").all()
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+
+
+def test_plot_redraws_from_saved_results(tmp_path, capsys):
+    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2]},
+                            plots=[{"kind": "line", "x": "policy.cores", "y": "energy_j",
+                                    "name": "energy"}])
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--workers", "1", "--quiet"]) == 0
+    shutil.rmtree(out / "plots")
+    assert main(["plot", str(out)]) == 0
+    assert (out / "plots" / "energy.png").is_file() and (out / "plots" / "energy.pdf").is_file()
+    assert main(["plot", str(tmp_path / "nothing")]) == 2
+    assert "no config.yaml" in one_line_error(capsys.readouterr().err)
+
+
+@pytest.fixture
+def test_checks(monkeypatch):
+    """Three checks of a private group (pass, fail, skip), removed after the test."""
+
+    def unavailable() -> float:
+        raise DataUnavailable("no data here")
+
+    for name, reference, unit, simulate in (("pass", 10.0, "ms", lambda: 10.5),
+                                            ("fail", 10.0, "ms", lambda: 20.0),
+                                            ("skip", 1.0, "W", unavailable)):
+        full = f"zz_cli_test.{name}"
+        monkeypatch.setitem(CHECKS._entries, full, Check(full, reference, unit, 10, "test",
+                                                         "zz-cli-test", simulate))
+
+
+def test_validate_writes_the_scoreboard(tmp_path, capsys, test_checks):
+    assert main(["validate", "--group", "zz-cli-test", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "PASS" in printed and "FAIL" in printed and "SKIP" in printed
+    assert "1 passed, 1 failed, 1 skipped" in printed
+    table = pd.read_csv(tmp_path / "validation.csv")
+    assert list(table.columns) == ["check", "source", "reference", "simulated", "unit",
+                                   "error_pct", "tolerance_pct", "passed"]
+    rows = table.set_index("check")
+    assert rows.loc["zz_cli_test.pass", "error_pct"] == pytest.approx(5.0)
+    assert rows.loc["zz_cli_test.fail", "passed"] == False  # noqa: E712 (CSV boolean)
+    assert math.isnan(rows.loc["zz_cli_test.skip", "simulated"])
+    assert main(["validate", "--group", "no-such-group"]) == 2
+    assert "unknown check group" in one_line_error(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("what,expected", [("socs", "snapdragon865"), ("policies", "single"),
+                                           ("governors", "schedutil")])
+def test_list(what, expected, capsys):
+    assert main(["list", what]) == 0
+    assert expected in capsys.readouterr().out
+
+
+def test_list_models_importers_and_checks_do_not_crash(capsys):
+    for what in ("models", "importers", "checks"):
+        assert main(["list", what]) in (0, 2)
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+
+
+def test_import_errors_are_one_line(tmp_path, capsys):
+    assert main(["import", "no-such-format", str(tmp_path / "x"), "-o",
+                 str(tmp_path / "y.csv")]) == 2
+    one_line_error(capsys.readouterr().err)
+    assert main(["import", "onnx", str(tmp_path / "x"), "-o", str(tmp_path / "y.csv"),
+                 "--option", "oops"]) == 2
+    one_line_error(capsys.readouterr().err)
+
+
+def test_argparse_errors_exit_2_in_one_line(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["list", "pizzas"])
+    assert info.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

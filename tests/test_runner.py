@@ -1,0 +1,223 @@
+"""The runner: contracted output files, failures alone, atomic records, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import kernel, make_trace
+
+import simulator
+from simulator.errors import ConfigError
+from simulator.executors import InProcessExecutor
+from simulator.runner import run_experiment
+from simulator.trace import save_trace
+
+KEY_METRICS = ["latency_s", "energy_j", "avg_power_w", "peak_temp_c", "throughput_per_s"]
+
+
+def tiny_experiment(folder: Path, **extra) -> Path:
+    """A small experiment on a 4-kernel chain trace (no model zoo needed)."""
+    save_trace(make_trace([kernel(i, str(i - 1) if i else "") for i in range(4)]),
+               folder / "chain.csv")
+    raw = {"name": "tiny", "soc": "snapdragon865", "workload": {"trace": "chain.csv"},
+           "policy": {"name": "single", "processor": "cpu.gold", "cores": 2}}
+    raw.update(extra)
+    path = folder / "exp.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+class InterruptAfter(InProcessExecutor):
+    """In-process executor that raises KeyboardInterrupt after ``n`` runs (a Ctrl-C)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.executed = 0
+
+    def map_unordered(self, fn, tasks):
+        for position, value in super().map_unordered(fn, tasks):
+            if self.executed == self.n:
+                raise KeyboardInterrupt
+            self.executed += 1
+            yield position, value
+
+
+SWEEP = {"sweep": {"policy.cores": [1, 2], "workload.iterations": [1, 2]}, "repeats": 2}
+
+
+def test_run_writes_the_contracted_files(tmp_path):
+    path = tiny_experiment(tmp_path, **SWEEP)
+    out = tmp_path / "out"
+    sweep = run_experiment(path, overrides={"thermal.initial": "30 C"}, out=out)
+    for name in ("results.csv", "results.parquet", "config.yaml", "manifest.json",
+                 "timeseries.parquet", "summary.csv"):
+        assert (out / name).is_file(), name
+    results = pd.read_csv(out / "results.csv")
+    assert len(results) == 8
+    assert list(results.columns[:6]) == ["run", "repeat", "seed", "thermal.initial",
+                                         "policy.cores", "workload.iterations"]
+    assert {"status", "error", *KEY_METRICS} <= set(results.columns)
+    assert (results["status"] == "ok").all()
+    assert results["seed"].nunique() == 8
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "results.parquet"), sweep.results)
+
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["thermal"]["initial"] == "30 C" and "sweep" in config
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["runs"] == 8
+    assert manifest["failures"] == [] and manifest["seed"] == 0
+    assert {"python", "simpy", "pandas"} <= set(manifest["versions"])
+    assert "wall_time_s" in manifest["timings"] and "git_commit" in manifest
+
+    series = pd.read_parquet(out / "timeseries.parquet")
+    assert {"run", "time_s", "name", "value"} <= set(series.columns)
+    assert set(series["run"]) == {0, 1, 2, 3}
+    summary = pd.read_csv(out / "summary.csv")
+    assert len(summary) == 4 and {"latency_s_mean", "latency_s_ci95"} <= set(summary.columns)
+    assert (summary["repeats"] == 2).all()
+
+    run_dir = out / "runs" / "0003-1"
+    for name in ("config.yaml", "run.json", "metrics.json", "timeseries.parquet",
+                 "kernels.parquet"):
+        assert (run_dir / name).is_file(), name
+    record = json.loads((run_dir / "metrics.json").read_text())
+    assert record["status"] == "ok" and record["run"] == 3 and record["repeat"] == 1
+    assert yaml.safe_load((run_dir / "config.yaml").read_text())["workload"]["iterations"] == 2
+    assert "wall_time_s" in json.loads((run_dir / "run.json").read_text())
+    assert not list(out.rglob("*.tmp"))
+
+
+def test_same_inputs_give_the_same_bytes(tmp_path):
+    path = tiny_experiment(tmp_path, **SWEEP)
+    run_experiment(path, out=tmp_path / "a")
+    run_experiment(path, out=tmp_path / "b")
+    for name in ("results.csv", "summary.csv", "results.parquet", "timeseries.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path):
+    path = tiny_experiment(tmp_path, sweep={"policy.processor": ["cpu.gold", "npu",
+                                                                 "cpu.silver"]})
+    out = tmp_path / "out"
+    logged = []
+    sweep = run_experiment(path, out=out, log=logged.append)
+    assert list(sweep.results["status"]) == ["ok", "failed", "ok"]
+    error = sweep.results["error"][1]
+    assert "unknown processor 'npu'" in error and "\n" not in error
+    assert sweep.results["latency_s"].isna().tolist() == [False, True, False]
+    assert (out / "runs" / "0001-0" / "error.txt").is_file()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["failed"] == 1 and manifest["failures"][0]["run_id"] == "0001-0"
+    assert any("0001-0" in line for line in logged)
+
+
+def test_interrupted_sweep_resumes_to_the_uninterrupted_result(tmp_path):
+    path = tiny_experiment(tmp_path, **SWEEP)
+    reference = tmp_path / "reference"
+    run_experiment(path, out=reference)
+
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(path, out=out, executor=InterruptAfter(3))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and manifest["completed"] == 3
+    assert len(pd.read_csv(out / "results.csv")) == 3  # completed runs were flushed
+
+    with pytest.raises(ConfigError, match="--resume"):
+        run_experiment(path, out=out)
+    counting = InterruptAfter(100)
+    sweep = run_experiment(path, out=out, resume=True, executor=counting)
+    assert counting.executed == 5
+    assert sweep.manifest["resumed"] == 3 and sweep.manifest["status"] == "complete"
+    assert not sweep.results.duplicated(["run", "repeat"]).any() and len(sweep.results) == 8
+    for name in ("results.csv", "summary.csv", "results.parquet", "timeseries.parquet"):
+        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+
+
+def test_resume_reruns_records_whose_config_changed(tmp_path):
+    path = tiny_experiment(tmp_path, **SWEEP)
+    out = tmp_path / "out"
+    run_experiment(path, out=out)
+    counting = InterruptAfter(100)
+    run_experiment(path, out=out, resume=True, executor=counting)
+    assert counting.executed == 0
+    run_experiment(path, overrides={"thermal.initial": "35 C"}, out=out, resume=True,
+                   executor=counting)
+    assert counting.executed == 8
+
+
+def test_resume_after_a_torn_write_ignores_temporary_files(tmp_path):
+    path = tiny_experiment(tmp_path, **SWEEP)
+    out = tmp_path / "out"
+    run_experiment(path, out=out)
+    # A kill -9 in the middle of a run leaves its folder without metrics.json.
+    (out / "runs" / "0002-1" / "metrics.json").unlink()
+    (out / "runs" / "0002-1" / ".metrics.json.123.tmp").write_text("{")
+    counting = InterruptAfter(100)
+    sweep = run_experiment(path, out=out, resume=True, executor=counting)
+    assert counting.executed == 1 and len(sweep.results) == 8
+
+
+def test_process_pool_gives_the_in_process_results(tmp_path):
+    path = tiny_experiment(tmp_path, **SWEEP)
+    one = run_experiment(path, out=tmp_path / "one", workers=1)
+    two = run_experiment(path, out=tmp_path / "two", workers=2)
+    assert two.manifest["executor"] == {"kind": "process-pool", "workers": 2}
+    pd.testing.assert_frame_equal(one.results, two.results)
+    assert (tmp_path / "one" / "results.csv").read_bytes() == \
+        (tmp_path / "two" / "results.csv").read_bytes()
+
+
+def test_bad_names_are_reported_before_any_run(tmp_path):
+    path = tiny_experiment(tmp_path, sweep={"soc": ["snapdragon865", "snapdragon9000"]})
+    with pytest.raises(ConfigError) as info:
+        run_experiment(path, out=tmp_path / "out")
+    assert info.value.path == "soc" and "snapdragon9000" in str(info.value)
+    assert str(info.value).startswith(str(path))
+    assert not (tmp_path / "out").exists()
+    path = tiny_experiment(tmp_path, policy={"name": "single", "procesor": "gpu"})
+    with pytest.raises(ConfigError) as info:
+        run_experiment(path)
+    assert info.value.path == "policy.procesor"
+    path = tiny_experiment(tmp_path, workload={"trace": "nowhere.csv"})
+    with pytest.raises(ConfigError) as info:
+        run_experiment(path)
+    assert info.value.path == "workload.trace" and "not found" in str(info.value)
+
+
+def test_python_api_runs_a_mapping_without_writing(tmp_path, monkeypatch):
+    tiny_experiment(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    raw = yaml.safe_load((tmp_path / "exp.yaml").read_text())
+    table = simulator.run(raw, overrides={"workload.iterations": 2})
+    assert len(table) == 1 and table["status"][0] == "ok"
+    assert table["workload.iterations"][0] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chain.csv", "exp.yaml"]
+
+
+EXPERIMENTS = sorted((Path(__file__).resolve().parents[1] / "experiments").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
+def test_shipped_experiments_expand_and_pass_their_checks(path):
+    from simulator.experiment import check_runs, expand, load_experiment
+
+    pytest.importorskip("workloads.zoo")
+    raw, base = load_experiment(path)
+    runs = expand(raw, file=str(path))
+    check_runs(runs, base, str(path))
+    assert len({r.key for r in runs}) == len(runs)
+
+
+def test_quickstart_runs(tmp_path):
+    pytest.importorskip("workloads.zoo")
+    path = Path(__file__).resolve().parents[1] / "experiments" / "quickstart.yaml"
+    sweep = run_experiment(path, out=tmp_path / "out")
+    assert sweep.results["status"].tolist() == ["ok"]
+    assert sweep.results["latency_s"][0] > 0
+    assert sweep.manifest["plot_errors"] == []
+    assert (tmp_path / "out" / "plots" / "energy-breakdown.pdf").is_file()
