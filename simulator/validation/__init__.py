@@ -1,9 +1,16 @@
 """Validation: reference measurements, how to simulate them, and the scoreboard.
 
-Importing this package registers every check in :data:`registry.CHECKS`.
+Importing this package imports every ``*_checks`` module in it, which register
+their checks in :data:`registry.CHECKS`.
 """
 
-from . import engine_checks, pixel4_checks, thermal_checks  # noqa: F401
+import importlib
+import pkgutil
+
 from .registry import CHECKS, Check, DataUnavailable, check
+
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name.endswith("_checks"):
+        importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["CHECKS", "Check", "DataUnavailable", "check"]
