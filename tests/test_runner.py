@@ -199,18 +199,33 @@ def test_python_api_runs_a_mapping_without_writing(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chain.csv", "exp.yaml"]
 
 
-EXPERIMENTS = sorted((Path(__file__).resolve().parents[1] / "experiments").glob("*.yaml"))
+EXPERIMENT_DIR = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = sorted(EXPERIMENT_DIR.rglob("*.yaml"))
+SMOKE_TIME_LIMIT_S = 0.5  # simulated seconds: enough to exercise every code path of a run
 
 
-@pytest.mark.parametrize("path", EXPERIMENTS, ids=[p.stem for p in EXPERIMENTS])
-def test_shipped_experiments_expand_and_pass_their_checks(path):
-    from simulator.experiment import check_runs, expand, load_experiment
+@pytest.mark.parametrize("path", EXPERIMENTS,
+                         ids=[str(p.relative_to(EXPERIMENT_DIR)) for p in EXPERIMENTS])
+def test_shipped_experiments_expand_and_smoke_run(path):
+    from simulator.engine.simulation import simulate
+    from simulator.experiment import check_experiment, check_runs, expand, load_experiment
 
     pytest.importorskip("workloads.zoo")
     raw, base = load_experiment(path)
     runs = expand(raw, file=str(path))
     check_runs(runs, base, str(path))
     assert len({r.key for r in runs}) == len(runs)
+    # smoke-run the first run, cut short in simulated time
+    config = dict(runs[0].config)
+    config["time_limit"] = f"{min(SMOKE_TIME_LIMIT_S, _seconds(config.get('time_limit')))} s"
+    result = simulate(check_experiment(config, str(path)), seed=runs[0].seed, base=base)
+    assert result.metrics["makespan_s"] > 0
+
+
+def _seconds(value) -> float:
+    from simulator.units import parse_quantity
+
+    return parse_quantity(value, "time") if value is not None else float("inf")
 
 
 def test_quickstart_runs(tmp_path):
