@@ -83,12 +83,13 @@ def _show(value: float, column: str) -> str:
 
 def _print_summary(sweep, name: str) -> None:
     from .results import param_columns
+    from .runner import RESULT_STATUSES
 
     table = sweep.results
     if table.empty:
         print(f"{name}: no run completed")
         return
-    ok = int((table["status"] == "ok").sum())
+    ok = int(table["status"].isin(RESULT_STATUSES).sum())
     if len(table) == 1:
         row = table.iloc[0]
         print(f"{name}: 1 run, {row['status']}")
@@ -134,8 +135,10 @@ def cmd_run(args) -> int:
 
 
 def _run_status(sweep, out: Path) -> int:
+    from .runner import RESULT_STATUSES
+
     table = sweep.results
-    failed = table[table["status"] != "ok"]
+    failed = table[~table["status"].isin(RESULT_STATUSES)]
     if failed.empty:
         return EXIT_OK
     if len(failed) < len(table):

@@ -31,6 +31,19 @@ class ConfigError(Exception):
         return ConfigError(self.message, file=file or self.file, path=path)
 
 
+class OutOfMemory(Exception):
+    """A run needs more memory than a processor (or the device) has.
+
+    Raised while a run is set up (a policy finding that its plan does not fit a
+    processor's ``memory_budget``) or while it runs. It is a result, not a
+    crash: the runner records the run with status ``oom`` and this message,
+    like a framework reporting out-of-memory on a phone.
+
+    Args:
+        message: what did not fit where, with the sizes.
+    """
+
+
 def join_path(*parts: object) -> str:
     """Join YAML path parts: ``('a', 'b', 3, 'c')`` -> ``'a.b[3].c'``."""
     out = ""

@@ -161,7 +161,9 @@ def apply_overrides(raw: dict, overrides: dict[str, Any]) -> dict:
     out = copy.deepcopy(raw)
     for dotted, value in overrides.items():
         _unsweep(out, dotted)
-        set_path(out, dotted, value)
+        # A copy: a later override below this path (``policy`` then ``policy.client``)
+        # must not change the sweep's value itself, which other points share.
+        set_path(out, dotted, copy.deepcopy(value))
     return out
 
 

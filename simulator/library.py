@@ -2,7 +2,8 @@
 
 A SoC is named by a file stem under ``socs/`` (``snapdragon865``) or given as a
 path. ``SOCSIM_SOC_PATH`` (os.pathsep-separated folders) adds search folders
-for user SoC libraries.
+for user SoC libraries. ``name@variant`` (``jetson-agx-xavier@10w``) selects
+one of the file's ``variants``: its overrides deep-merged over the file.
 """
 
 from __future__ import annotations
@@ -52,12 +53,35 @@ def soc_path(name: str, base: Path | None = None) -> Path:
 
 
 def load_soc(name: str, base: Path | None = None) -> SocSpec:
-    """Load and validate a SoC by name (``snapdragon865``) or path."""
+    """Load and validate a SoC by name (``snapdragon865``), ``name@variant`` or path."""
+    name, _, variant = name.partition("@")
     path = soc_path(name, base)
-    return _load_soc_file(str(path.resolve()), path.stat().st_mtime_ns)
+    return _load_soc_file(str(path.resolve()), path.stat().st_mtime_ns, variant or None)
 
 
 @lru_cache(maxsize=64)
-def _load_soc_file(path: str, _mtime: int) -> SocSpec:
+def _load_soc_file(path: str, _mtime: int, variant: str | None = None) -> SocSpec:
     # Specs are immutable pydantic models, so sharing one between runs is safe.
-    return validate(SocSpec, read_yaml(path), file=path)
+    raw = read_yaml(path)
+    spec = validate(SocSpec, raw, file=path)
+    if variant is None:
+        return spec
+    if variant not in spec.variants:
+        known = ", ".join(spec.variants) or "none"
+        raise ConfigError(f"SoC {spec.name!r} has no variant {variant!r}; variants: {known}",
+                          file=path)
+    merged = merge_overrides({k: v for k, v in raw.items() if k != "variants"},
+                             spec.variants[variant])
+    merged["name"] = f"{spec.name}@{variant}"
+    return validate(SocSpec, merged, file=path, prefix=f"variants.{variant}")
+
+
+def merge_overrides(base: dict, overrides: dict) -> dict:
+    """``base`` with ``overrides`` deep-merged: mappings key by key, anything else replaced."""
+    out = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_overrides(out[key], value)
+        else:
+            out[key] = value
+    return out

@@ -5,7 +5,10 @@ Metric names carry their unit: ``latency_s`` (mean iteration latency),
 ``energy_per_iteration_j``, ``avg_power_w``, ``peak_temp_c`` (hottest node),
 ``peak_skin_temp_c``, ``throughput_per_s`` (samples per second),
 ``energy_<component>_j``, ``min_freq_<domain>_hz`` and, with several jobs,
-``<job>.latency_s``.
+``<job>.latency_s``. Jobs that pause or fast-forward add ``active_time_s``
+(iterations only), ``pause_time_s``, ``energy_pause_j``, ``energy_active_j``
+(the rest) and ``replayed_iterations`` (iterations repeated from the
+fast-forward memo: they leave no kernel records).
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ def collect_metrics(env, system, jobs, runners, recorder):
         times = [end - start for start, end in runner.iteration_times]
         latencies.extend(times)
         samples_done += job.samples * len(times)
-        completed &= len(times) == job.iterations
+        # a job stopped at run time by its policy has done what it was to do
+        completed &= len(times) == job.iterations or runner.control.stopped
         if len(jobs) > 1:
             metrics[f"{job.name}.latency_s"] = sum(times) / len(times) if times else float("nan")
     makespan = env.now
@@ -56,6 +60,14 @@ def collect_metrics(env, system, jobs, runners, recorder):
             metrics[f"{pre}energy_{component}_j"] = joules
         for local, freq in dev.min_frequency.items():
             metrics[f"{pre}min_freq_{local}_hz"] = freq
+    if any(job.pause_every or job.fast_forward for job in jobs):
+        metrics["active_time_s"] = sum(end - start for runner in runners
+                                       for start, end in runner.iteration_times)
+        metrics["pause_time_s"] = sum(runner.pause_time for runner in runners)
+        metrics["energy_pause_j"] = sum(runner.pause_energy for runner in runners)
+        metrics["energy_active_j"] = energy - metrics["energy_pause_j"]
+        metrics["replayed_iterations"] = sum(
+            runner.fast_forward.replayed for runner in runners if runner.fast_forward)
     metrics["kernels"] = len(kernels)
     metrics["completed"] = float(completed)
     return RunResult(metrics=metrics, kernels=kernels, transfers=transfers,

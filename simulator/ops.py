@@ -72,6 +72,10 @@ _KINDS = [
     OpKind("pad", "data_movement", False, "padding"),
     OpKind("weight_rotate", "data_movement", False, "180-degree kernel rotation (conv backward)"),
     OpKind("copy", "data_movement", False, "plain copy"),
+    OpKind("bitshuffle", "data_movement", False,
+           "bit-matrix transpose: equal-significance bits of all elements together"),
+    OpKind("compress", "data_movement", False, "lossless compression (LZ4); flops = bytes in"),
+    OpKind("decompress", "data_movement", False, "lossless decompression; flops = bytes out"),
 ]
 
 OP_KINDS: dict[str, OpKind] = {kind.name: kind for kind in _KINDS}

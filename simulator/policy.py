@@ -12,11 +12,16 @@ mapping, so they can be listed, recorded and swept). The engine then calls
 Kernels become ready when their dependencies (and any data transfer between
 address spaces) are done; each processor starts its ready kernels in priority
 order (lower first). Policies that change their mind at run time (load
-changes, network changes) start SimPy processes from ``bind``.
+changes, network changes) give their plan an ``adapt`` callback: after every
+iteration it receives an :class:`IterationReport` (what ran where and when,
+what crossed which channel) and may return a new plan for the iterations
+started from then on. A policy may also add run metrics (:meth:`Policy.metrics`:
+its decisions, stage breakdowns) and time series (:meth:`PolicyContext.record`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -41,11 +46,24 @@ class Placement:
             with ``device:`` for a device other than the job's own.
         units: cores / contexts used.
         share: fraction of each unit (processor sharing between tenants).
+        library: kernel library (framework backend) whose efficiency table on the
+            processor costs the kernel (``ProcessorSpec.libraries``); None, or a
+            library the processor has no table for, uses the processor's own.
+        memory_share: fraction of the bandwidth of the memory levels not private
+            to its units (shared caches, device memories, DRAM) that the kernel
+            gets: ``1/n`` for each of ``n`` sibling parts of a split running side
+            by side on different units (see :mod:`simulator.hardware.cost`).
+        stream: a software thread: kernels placed with the same stream on the
+            same processor run one at a time (across pipelined iterations too),
+            e.g. DynO's single packing thread; None: no such constraint.
     """
 
     processor: str
     units: int = 1
     share: float = 1.0
+    library: str | None = None
+    memory_share: float = 1.0
+    stream: str | None = None
 
 
 @dataclass
@@ -57,11 +75,22 @@ class Plan:
         priorities: one per row (lower starts first); row order if empty.
         trace: a rewritten trace to run instead of the job's (kernels split
             across processors, micro-batches, linked operators); None keeps it.
+        adapt: called after each iteration that ran under this plan with its
+            :class:`IterationReport`; returns a new plan for the iterations
+            started from then on, or None to keep this one. None (the default)
+            records no reports.
+        skip: conditional kernels: ``skip(iteration)`` returns the rows that do not
+            run in that iteration (they complete at once, move no data, and their
+            dependants go on); None runs every row every iteration. Return equal
+            (ideally the same) frozensets for equal iterations: fast-forward keys
+            its memo on them.
     """
 
     placements: list[Placement]
     priorities: list[float] = field(default_factory=list)
     trace: Trace | None = None
+    adapt: Callable[[IterationReport], Plan | None] | None = None
+    skip: Callable[[int], frozenset[int]] | None = None
 
     def __post_init__(self):
         if not self.priorities:
@@ -80,6 +109,15 @@ class Job:
         start: release time (s).
         samples: samples processed per iteration (the batch), for throughput.
         params: the workload's parameters, for policies that need them.
+        max_in_flight: iterations allowed in flight at once (1: back to back; more
+            pipelines them: a new iteration starts while earlier ones are still
+            in later stages, e.g. on another device).
+        pause_every: after every this many iterations the job pauses (0: never).
+        pause: length of each pause (s): the device idles (and cools); pauses
+            count in the makespan, not in the job's active time.
+        fast_forward: repeat memoised iterations instead of simulating every
+            kernel while the device's DVFS/thermal state is unchanged (long
+            training runs; see :mod:`simulator.engine.fast_forward`).
     """
 
     name: str
@@ -89,6 +127,39 @@ class Job:
     start: float = 0.0
     samples: int = 1
     params: dict = field(default_factory=dict)
+    max_in_flight: int = 1
+    pause_every: int = 0
+    pause: float = 0.0
+    fast_forward: bool = False
+
+
+@dataclass
+class IterationReport:
+    """What one finished iteration did (for plans that adapt at run time).
+
+    Attributes:
+        job: the job.
+        iteration: the iteration's index.
+        plan: the plan it ran under.
+        start: its start time (s).
+        end: its end time (s): last kernel done and outputs home.
+        kernels: ``(row, processor, start_s, end_s)`` per kernel, rows of the
+            plan's trace, processors as in the kernel records (``server:gpu``
+            on multi-device systems).
+        transfers: ``(channel, bytes, ready_s, start_s, end_s, arrival_s)`` per
+            channel crossing: the channel was free for it at ready, busy from
+            start (after a radio promotion, if one was needed) to end, and the
+            data arrives ``arrival - end`` later (propagation latency).
+    """
+
+    job: Job
+    iteration: int
+    plan: Plan
+    start: float
+    end: float
+    kernels: list[tuple[int, str, float, float]] = field(default_factory=list)
+    transfers: list[tuple[str, float, float, float, float, float]] = field(
+        default_factory=list)
 
 
 @dataclass
@@ -97,6 +168,21 @@ class PolicyContext:
 
     system: System
     rng: np.random.Generator
+    samples: list[tuple[float, str, float]] = field(default_factory=list)
+    # job name -> JobRunner, filled after planning and before the run starts: a
+    # policy's SimPy processes (started from bind) suspend, resume, stop or
+    # abort jobs and change their shares at run time (simulator.engine.control).
+    runners: dict = field(default_factory=dict)
+
+    @property
+    def now(self) -> float:
+        """Current simulated time (s)."""
+        return self.system.device().env.now
+
+    def record(self, name: str, value: float) -> None:
+        """Add a time-series sample ``name`` = ``value`` at the current time (a
+        policy's decisions over time; shown like ``temp.*`` series)."""
+        self.samples.append((self.now, name, float(value)))
 
     def cost_model(self, device: str | None = None):
         """The cost model of ``device`` (the first device by default)."""
@@ -106,17 +192,20 @@ class PolicyContext:
         """Processor specs of ``device`` by dotted name."""
         return self.system.device(device).spec.processors()
 
-    def duration(self, job: Job, row: int, processor: str, units: int | None = None) -> float:
-        """Estimated seconds of kernel ``row`` of ``job`` alone on ``processor`` at
-        its top OPP (``inf`` when it cannot run there)."""
+    def duration(self, job: Job, row: int | dict, processor: str, units: int | None = None,
+                 library: str | None = None) -> float:
+        """Estimated seconds of kernel ``row`` of ``job`` (a row index of its trace,
+        or a row mapping of a rewritten trace) alone on ``processor`` at its top OPP,
+        with ``library``'s kernels (``inf`` when it cannot run there)."""
         from .hardware.cost import Unsupported
 
         device, local = self.system.resolve(processor, job.device)
         dev = self.system.devices[device]
         spec = dev.processors[local].spec
         units = spec.units if units is None else units
+        record = job.trace.table.iloc[row] if isinstance(row, (int, np.integer)) else row
         try:
-            cost = dev.cost_model.kernel_cost(local, units, job.trace.table.iloc[row])
+            cost = dev.cost_model.kernel_cost(local, units, record, library)
         except Unsupported:
             return float("inf")
         return cost.duration(spec.opps[-1].frequency)
@@ -127,7 +216,8 @@ class PolicyContext:
                                   self.system.resolve(dst, job.device))
         total = 0.0
         for channel in route:
-            total += channel.switch + channel.latency + nbytes / channel.bandwidth.at(0.0)
+            total += (channel.switch + channel.latency_at(0.0)
+                      + nbytes / channel.bandwidth.at(0.0))
         return total
 
 
@@ -148,6 +238,21 @@ class Policy:
 
     def plan(self, job: Job) -> Plan:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def metrics(self, result, iterations: dict[str, list[tuple[float, float]]]
+                ) -> dict[str, float]:
+        """Extra metrics of a finished run (decisions, stage breakdowns); none by default.
+
+        Args:
+            result: the run's :class:`~simulator.engine.simulation.RunResult`
+                (kernel and transfer records, the engine's metrics).
+            iterations: ``(start_s, end_s)`` of each completed iteration per job,
+                in completion order.
+
+        Returns:
+            metric name -> value (units in the names); merged into the run's metrics.
+        """
+        return {}
 
     def params(self) -> dict:
         """The constructor parameters (for records)."""

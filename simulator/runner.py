@@ -3,7 +3,9 @@
 :func:`run_experiment` is the engine behind ``socsim run`` and
 :func:`simulator.run`. Runs execute on an executor (:mod:`simulator.executors`)
 through :func:`execute_run`, which never raises for a bad run: a failure
-becomes a record with ``status: failed`` and the exception text, and the
+becomes a record with ``status: failed`` and the exception text (or
+``status: oom`` for :class:`~simulator.errors.OutOfMemory`: running out of
+memory is a result, not a failure), and the
 other runs go on. Each finished run is written to ``runs/<run-id>/`` at once
 (its ``metrics.json`` last), so an interrupted sweep keeps what it finished
 and ``resume=True`` runs only the rest; the tables are always rebuilt from
@@ -27,7 +29,7 @@ import pandas as pd
 
 from . import results as out_files
 from .engine.simulation import RunResult, simulate
-from .errors import ConfigError
+from .errors import ConfigError, OutOfMemory
 from .experiment import (
     RunSpec,
     apply_overrides,
@@ -105,8 +107,8 @@ class SweepResult:
 
     @property
     def failures(self) -> pd.DataFrame:
-        """The rows of failed runs."""
-        return self.results[self.results["status"] != "ok"]
+        """The rows of failed runs (``oom`` runs completed: they are results)."""
+        return self.results[~self.results["status"].isin(RESULT_STATUSES)]
 
 
 def _one_line(exc: BaseException) -> str:
@@ -118,6 +120,16 @@ def _record(spec: RunSpec) -> dict:
     return {"run": spec.index, "repeat": spec.repeat, "run_id": spec.run_id,
             "seed": spec.seed, "key": spec.key, "params": out_files.jsonable(spec.params),
             "status": "ok", "error": None, "metrics": {}}
+
+
+# Statuses of runs that completed: ``oom`` reports that the workload does not fit.
+RESULT_STATUSES = ("ok", "oom")
+
+
+def _out_of_memory(spec: RunSpec, exc: OutOfMemory) -> RunOutcome:
+    record = _record(spec)
+    record.update(status="oom", error=_one_line(exc), metrics={"oom": 1.0})
+    return RunOutcome(record=record)
 
 
 def _failed(spec: RunSpec, exc: BaseException, tb: str | None = None) -> RunOutcome:
@@ -148,6 +160,8 @@ def execute_run(task: RunTask) -> RunOutcome:
         record = _record(spec)
         record["metrics"] = out_files.metric_values(result.metrics)
         outcome = RunOutcome(record=record, result=result, outputs=exp.outputs.model_dump())
+    except OutOfMemory as exc:
+        outcome = _out_of_memory(spec, exc)
     except Exception as exc:  # a run fails alone; the sweep goes on
         if isinstance(exc, ConfigError) and exc.file is None and task.file:
             exc = exc.within(file=task.file)  # its YAML path is in the experiment
@@ -297,7 +311,7 @@ class _SweepState:
                     outcome = _failed(run, outcome)
                     outcome.record = _normalise(outcome.record)
                 self.add(run, outcome)
-                if outcome.record["status"] != "ok":
+                if outcome.record["status"] not in RESULT_STATUSES:
                     message = f"run {run.run_id} failed: {outcome.record['error']}"
                     if progress:
                         bar.write(message, file=sys.stderr)
@@ -372,7 +386,7 @@ class _SweepState:
         failures = [{"run": r["run"], "repeat": r["repeat"], "run_id": r["run_id"],
                      "error": r["error"]} for r in sorted(
                          self.records.values(), key=lambda r: (r["run"], r["repeat"]))
-                    if r["status"] != "ok"]
+                    if r["status"] not in RESULT_STATUSES]
         walls = list(self.wall.values())
         return {
             "experiment": self.raw.get("name"), "file": self.file,

@@ -18,7 +18,12 @@ deps           space-separated ids this kernel waits for ("" when none)
 =============  ==================================================================
 
 Optional columns: ``batch, in_channels, out_channels, in_h, in_w, out_h,
-out_w, kernel, stride, groups, layer, model``. A trace is a DAG; rows may come
+out_w, kernel, stride, groups, layer, model`` and ``fixed_s`` (seconds of
+processor-independent work added to the kernel, e.g. a runtime preparing a
+compute graph; 0 when absent), ``read_stride`` (bytes between consecutive input
+reads in the producer's layout: an access-order mismatch; 0 = sequential) and
+``simd_waste`` (fraction of vector lanes without useful work; 0 = none); see
+:mod:`simulator.hardware.cost`. A trace is a DAG; rows may come
 in any order but ids in ``deps`` must exist and must not form a cycle.
 """
 
@@ -38,6 +43,7 @@ REQUIRED_COLUMNS = ("id", "name", "op", "pass", "precision", "flops", "bytes_in"
 SHAPE_COLUMNS = ("batch", "in_channels", "out_channels", "in_h", "in_w", "out_h", "out_w",
                  "kernel", "stride", "groups")
 TEXT_COLUMNS = ("layer", "model")
+OPTIONAL_NUMERIC_COLUMNS = ("fixed_s", "read_stride", "simd_waste")
 NUMERIC_COLUMNS = ("flops", "bytes_in", "bytes_out", "weight_bytes")
 BYTES_PER_ELEMENT = {"fp32": 4, "fp16": 2, "int8": 1}
 
@@ -136,6 +142,14 @@ def trace_from_table(table: pd.DataFrame, source: str = "<memory>") -> Trace:
     for column in SHAPE_COLUMNS:
         if column in table.columns:
             table[column] = pd.to_numeric(table[column], errors="coerce").fillna(0).astype(int)
+    for column in OPTIONAL_NUMERIC_COLUMNS:
+        if column in table.columns:
+            values = pd.to_numeric(table[column], errors="coerce").fillna(0.0)
+            if (values < 0).any():
+                row = int(np.flatnonzero((values < 0).to_numpy())[0])
+                raise ConfigError(f"must be a non-negative number; got {table[column][row]!r}",
+                                  path=_where(row, column))
+            table[column] = values.astype("float64")
     return _build(table, source)
 
 

@@ -50,7 +50,9 @@ def test_parquet_round_trip(resnet_step, tmp_path):
 def test_training_costs_about_three_times_inference(model):
     inference = generate_trace(model, batch=4)
     training = generate_trace(model, mode="training", batch=4)
-    assert training.total_flops / inference.total_flops == pytest.approx(3.0, rel=0.10)
+    # the 2-layer LSTM: its first layer reads only the input, so it has no input gradient
+    expected = {"lstm": 2.5}.get(model, 3.0)
+    assert training.total_flops / inference.total_flops == pytest.approx(expected, rel=0.10)
 
 
 def test_backward_kernels_wait_for_forward_and_updates_for_gradients(resnet_step):

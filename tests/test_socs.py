@@ -34,8 +34,17 @@ TOP_OPP_MHZ = {
     "snapdragon855": {"cpu.prime": 2841.6, "cpu.gold": 2419.2, "cpu.silver": 1785.6,
                       "gpu": 585, "dsp": 500},
     "snapdragon750g": {"cpu.big": 2208, "cpu.little": 1804.8, "gpu": 800, "dsp": 500},
+    # Cappuccino's phones (Tom's Hardware / AnandTech 8933 / nanoreview) and Xenos' DSP board
+    # (TI SPRS691)
+    "snapdragon800": {"cpu.big": 2265.6, "gpu": 450},
+    "snapdragon810": {"cpu.big": 1958.4, "cpu.little": 1555.2, "gpu": 600},
+    "snapdragon820": {"cpu.big": 2150.4, "cpu.little": 1593.6, "gpu": 624},
+    "tms320c6678": {"dsp": 1250},
+    # NestDNN/FlexDNN's Galaxy S8 (US): AnandTech 10948 (2.45 / 1.9 GHz), msm8998-v2.dtsi
+    "snapdragon835": {"cpu.big": 2457.6, "cpu.little": 1900.8, "gpu": 710},
 }
-PHONE_CLUSTERS = ({"prime", "gold", "silver"}, {"big", "little"})
+# three clusters, two, or one (a quad-core Krait phone)
+PHONE_CLUSTERS = ({"prime", "gold", "silver"}, {"big", "little"}, {"big"})
 OTHER_PROCESSORS = {"gpu", "dsp", "npu"}
 
 
@@ -67,7 +76,7 @@ def test_processor_names_follow_the_contract(name):
     assert {n for n in names if not n.startswith("cpu.")} <= OTHER_PROCESSORS
     if soc.kind == "phone":
         assert set(soc.cpu) in PHONE_CLUSTERS, (
-            f"a phone's clusters are prime/gold/silver or big/little; got {sorted(soc.cpu)}")
+            f"a phone's clusters are prime/gold/silver, big/little or big; got {sorted(soc.cpu)}")
         assert soc.thermal.skin_node is not None
 
 
@@ -202,14 +211,21 @@ def test_every_processor_runs_a_tiny_trace(name, tiny_trace):
 # -- bad input: one-line ConfigError naming the file and the YAML path ------------------
 
 def _broken_copy(tmp_path, name, edit):
-    """Write a copy of SoC ``name`` with ``edit`` applied to its first CPU cluster."""
+    """Write a copy of SoC ``name`` with ``edit`` applied to its first CPU cluster (or,
+    on a board without a CPU, its first processor); returns the path and the YAML path
+    of the edited processor (``cpu.gold``, ``dsp``)."""
     source = next(p for p in SOC_FILES if p.stem == name)
     data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    cluster = sorted(data["cpu"])[0]
-    edit(data["cpu"][cluster])
+    if data.get("cpu"):
+        cluster = sorted(data["cpu"])[0]
+        edit(data["cpu"][cluster])
+        where = f"cpu.{cluster}"
+    else:
+        where = next(k for k in ("gpu", "dsp", "npu") if data.get(k))
+        edit(data[where])
     path = tmp_path / f"broken_{name}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path, cluster
+    return path, where
 
 
 def _expect_config_error(path, yaml_path: str, words: str) -> None:
@@ -224,8 +240,8 @@ def _expect_config_error(path, yaml_path: str, words: str) -> None:
 
 @pytest.mark.parametrize("name", SOC_NAMES)
 def test_unknown_key_is_rejected(tmp_path, name):
-    path, cluster = _broken_copy(tmp_path, name, lambda c: c.update(turbo_boost=True))
-    _expect_config_error(path, f"cpu.{cluster}.turbo_boost", "unknown key")
+    path, where = _broken_copy(tmp_path, name, lambda c: c.update(turbo_boost=True))
+    _expect_config_error(path, f"{where}.turbo_boost", "unknown key")
 
 
 @pytest.mark.parametrize("name", SOC_NAMES)
@@ -233,8 +249,8 @@ def test_frequency_in_bytes_is_rejected(tmp_path, name):
     def edit(cluster):
         cluster["opps"][0] = "2.84 GB @ 0.6 V"
 
-    path, cluster = _broken_copy(tmp_path, name, edit)
-    _expect_config_error(path, f"cpu.{cluster}.opps[0].frequency", "2.84 GB")
+    path, where = _broken_copy(tmp_path, name, edit)
+    _expect_config_error(path, f"{where}.opps[0].frequency", "2.84 GB")
 
 
 @pytest.mark.parametrize("name", SOC_NAMES)
@@ -242,5 +258,5 @@ def test_negative_frequency_is_rejected(tmp_path, name):
     def edit(cluster):
         cluster["opps"][0] = "-300 MHz @ 0.6 V"
 
-    path, cluster = _broken_copy(tmp_path, name, edit)
-    _expect_config_error(path, f"cpu.{cluster}.opps", "positive")
+    path, where = _broken_copy(tmp_path, name, edit)
+    _expect_config_error(path, f"{where}.opps", "positive")

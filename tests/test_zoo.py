@@ -12,7 +12,7 @@ from workloads.generate import generate_trace
 from workloads.graph import Graph
 from workloads.zoo import MODELS, model_info
 
-COMPUTE = ["conv", "dwconv", "fc"]
+COMPUTE = ["conv", "dwconv", "deconv", "fc", "matmul", "lstm"]
 
 # (model, builder keywords, reference GMACs, reference parameters in millions or None)
 REFERENCES = [
@@ -38,6 +38,20 @@ REFERENCES = [
     ("squeezenet1_1", {}, 0.35, 1.24),
     ("mobilenet_v1", {}, 0.569, 4.2),
     ("mobilenet_v2", {}, 0.30, 3.50),
+    # Xenos benchmarks: torchvision ShuffleNet V2 1.0x (0.15 G, 2.28 M) and ResNet-101 (7.8 G,
+    # 44.5 M); BERT-Large encoder 302 M, BERT-Small (L=4, H=512) 12.6 M parameters (Turc et
+    # al.); CenterNet and the LSTM are our own configurations (docs/workloads.md)
+    ("shufflenet_v2", {}, 0.146, 2.28),
+    ("resnet101", {}, 7.80, 44.55),
+    ("centernet", {}, 13.09, 14.22),
+    ("lstm", {}, 0.0336, 1.05),
+    ("bert_s", {}, 1.68, 12.61),
+    ("bert_l", {}, 39.46, 302.3),
+    # NestDNN's VC app, largest descendant: 196.0 MB of FP32 weights in the paper = 49.0 M
+    # parameters (its width was fitted to that); FlexDNN's early-exit VGG-16: VGG-16 plus 13
+    # exit branches (our configuration, docs/nestdnn_flexdnn.md)
+    ("multicapacity", {}, 0.1586, 49.0),
+    ("early_exit", {}, 16.45, 140.0),
 ]
 
 

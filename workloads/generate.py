@@ -53,14 +53,17 @@ MODES = ("inference", "training")
 
 # Operations per output element of element-wise kernels. Softmax: exp, sum,
 # divide; the loss adds log, the cross-entropy sum and the gradient p - y.
-_PER_ELEMENT = {"relu": 1, "batchnorm": 2, "softmax": 3, "loss": 5}
+_PER_ELEMENT = {"relu": 1, "batchnorm": 2, "softmax": 3, "loss": 5,
+                # layer norm: mean, variance, normalise, scale, shift; GELU (tanh form)
+                "layernorm": 5, "gelu": 8}
 # Training-mode batch norm also reduces the batch mean and variance.
 _BN_TRAIN_FWD = 4
 _BN_BWD_WEIGHT = 3  # dgamma = sum(dy * xhat), dbeta = sum(dy)
 _BN_BWD_DATA = 4  # dx = gamma / sigma * (dy - mean(dy) - xhat * mean(dy * xhat))
 _SGD_FLOPS_PER_PARAM = 2  # w -= lr * g
 # The error gradient of a convolution is a transposed convolution.
-_BWD_DATA_OP = {"conv": "deconv", "dwconv": "dwconv", "fc": "fc"}
+_BWD_DATA_OP = {"conv": "deconv", "dwconv": "dwconv", "deconv": "conv", "fc": "fc",
+                "matmul": "matmul", "lstm": "lstm"}
 
 
 def generate_trace(model: str, mode: str = "inference", batch: int = 1,
@@ -146,7 +149,7 @@ def forward_flops(layer: Layer, training: bool = False) -> float:
         return float(layer.in_elements)
     if layer.op == "add":
         return float((len(layer.inputs) - 1) * layer.out_elements)
-    if layer.op == "concat":
+    if layer.op in ("concat", "slice", "transpose"):
         return 0.0  # pure data movement
     if layer.op == "batchnorm" and training:
         return float(_BN_TRAIN_FWD * layer.out_elements)

@@ -13,7 +13,10 @@ handle::
 
 Shapes are per sample, ``(channels, height, width)``; the batch is applied
 when the graph is lowered to a kernel trace (:mod:`workloads.generate`).
-Only convolutions and fully connected layers carry MACs here; the lowering
+Sequence models use ``(features, tokens, 1)``: :meth:`Graph.linear` applies
+one weight matrix at every position, :meth:`Graph.matmul` multiplies two
+activations (attention), :meth:`Graph.lstm` is one LSTM layer over the sequence.
+Only the compute ops (:data:`COMPUTE_OPS`) carry MACs here; the lowering
 assigns element-wise and pooling costs.
 """
 
@@ -27,8 +30,8 @@ from simulator.errors import ConfigError
 Shape = tuple[int, int, int]
 """Per-sample tensor shape ``(channels, height, width)``."""
 
-COMPUTE_OPS = ("conv", "dwconv", "fc")
-WINDOW_OPS = ("conv", "dwconv", "maxpool", "avgpool")
+COMPUTE_OPS = ("conv", "dwconv", "deconv", "fc", "matmul", "lstm")
+WINDOW_OPS = ("conv", "dwconv", "deconv", "maxpool", "avgpool")
 
 
 def _pair(value: int | tuple[int, int]) -> tuple[int, int]:
@@ -227,6 +230,66 @@ class Graph:
                                params=in_features * out_features + (out_features if bias else 0),
                                macs=in_features * out_features))
 
+    def deconv(self, x: str, out_channels: int, kernel: int, stride: int = 2,
+               padding: int | None = None, output_padding: int = 0, bias: bool = False,
+               name: str | None = None) -> str:
+        """Transposed convolution (up-sampling), PyTorch ``ConvTranspose2d``.
+
+        Output side ``(in - 1) * stride - 2 * padding + kernel + output_padding``;
+        every input pixel scatters a ``kernel x kernel x out_channels`` patch, so
+        MACs are ``in_h * in_w * in_channels * out_channels * kernel^2``.
+
+        Args:
+            padding: per side; ``None`` = ``(kernel - stride) // 2`` (exact x``stride``
+                up-sampling for even ``kernel - stride``).
+        """
+        c_in, h, w = self.shape(x)
+        if padding is None:
+            padding = max(0, (kernel - stride) // 2)
+        oh = (h - 1) * stride - 2 * padding + kernel + output_padding
+        ow = (w - 1) * stride - 2 * padding + kernel + output_padding
+        return self._add(Layer(self._name(name, "deconv"), "deconv", (x,), (self.shape(x),),
+                               (out_channels, oh, ow), (kernel, kernel), stride,
+                               (padding, padding),
+                               params=c_in * out_channels * kernel * kernel
+                               + (out_channels if bias else 0),
+                               macs=h * w * c_in * out_channels * kernel * kernel))
+
+    def linear(self, x: str, out_features: int, bias: bool = True,
+               name: str | None = None) -> str:
+        """One weight matrix applied at every position of ``(features, tokens, 1)``
+        (a transformer's projections; op ``matmul``)."""
+        c_in, h, w = self.shape(x)
+        return self._add(Layer(self._name(name, "linear"), "matmul", (x,), (self.shape(x),),
+                               (out_features, h, w),
+                               params=c_in * out_features + (out_features if bias else 0),
+                               macs=h * w * c_in * out_features))
+
+    def matmul(self, a: str, b: str, out_shape: Shape, macs: int,
+               name: str | None = None) -> str:
+        """Product of two activations (attention scores ``Q K^T``, context ``P V``).
+
+        The layouts of batched products vary, so the caller states the output
+        shape and the multiply-accumulates; no parameters.
+        """
+        return self._add(Layer(self._name(name, "matmul"), "matmul", (a, b),
+                               (self.shape(a), self.shape(b)), tuple(out_shape),
+                               macs=int(macs)))
+
+    def lstm(self, x: str, hidden: int, name: str | None = None) -> str:
+        """One LSTM layer over a sequence ``(features, steps, 1)`` -> ``(hidden, steps, 1)``.
+
+        A single kernel runs the layer's steps one after another (a persistent
+        LSTM kernel): per step the gates ``W x_t + U h_(t-1) + b`` (4 x ``hidden``)
+        and the element-wise cell update. The weights are read once per layer.
+        """
+        features, steps, width = self.shape(x)
+        steps *= width
+        return self._add(Layer(self._name(name, "lstm"), "lstm", (x,), (self.shape(x),),
+                               (hidden, steps, 1),
+                               params=4 * hidden * (features + hidden) + 4 * hidden,
+                               macs=steps * 4 * hidden * (features + hidden)))
+
     # -------------------------------------------------------------- pooling
     def maxpool(self, x: str, kernel: int, stride: int | None = None, padding: int = 0,
                 ceil_mode: bool = False, name: str | None = None) -> str:
@@ -279,6 +342,31 @@ class Graph:
     def softmax(self, x: str, name: str | None = None) -> str:
         """Softmax over the channels (class scores)."""
         return self._elementwise("softmax", x, name)
+
+    def layernorm(self, x: str, name: str | None = None) -> str:
+        """Layer normalisation over the features (scale and shift: 2 per feature)."""
+        return self._elementwise("layernorm", x, name, params=2 * self.shape(x)[0])
+
+    def gelu(self, x: str, name: str | None = None) -> str:
+        """GELU activation."""
+        return self._elementwise("gelu", x, name)
+
+    def shuffle(self, x: str, groups: int, name: str | None = None) -> str:
+        """Channel shuffle (ShuffleNet): a transpose of ``groups x C/groups`` channels."""
+        if self.shape(x)[0] % groups:
+            raise ValueError(f"groups {groups} must divide {self.shape(x)[0]} channels")
+        return self._elementwise("transpose", x, name)
+
+    def slice(self, x: str, size: int, axis: int = 0, name: str | None = None) -> str:
+        """Take ``size`` entries of the input along ``axis`` (0: channels, a
+        channel split; 1: positions, one time step of a sequence)."""
+        shape = list(self.shape(x))
+        if axis not in (0, 1) or not 0 < size <= shape[axis]:
+            raise ValueError(f"cannot take {size} entries of axis {axis} of {tuple(shape)}")
+        shape[axis] = size
+        # reads only what it keeps
+        return self._add(Layer(self._name(name, "slice"), "slice", (x,), (tuple(shape),),
+                               tuple(shape)))
 
     def _elementwise(self, op: str, x: str, name: str | None, params: int = 0) -> str:
         return self._add(Layer(self._name(name, op), op, (x,), (self.shape(x),),

@@ -6,6 +6,14 @@ step: it collects each processor's exact energy integrals, adds leakage
 that step's average power, runs the DVFS governors whose period has come and
 the thermal governor at its polling period, and appends samples to the
 time series. Kernel events never touch numpy, which keeps the engine fast.
+A device with flash storage (``storage:`` in the SoC file) adds its read/write
+energy as the ``storage`` component (:mod:`simulator.engine.storage`).
+
+While a job fast-forwards (:mod:`simulator.engine.fast_forward`) the sampler
+takes ``stride`` base steps at a time (exact for the constant power of a
+replayed iteration; governor periods, thermal polls and samples still fall on
+their base-step boundaries) and, with ``replaying`` set, the DVFS governors
+keep their OPPs: the memoised iteration already holds their behaviour.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from ..spec.soc import SocSpec
 from .dvfs import FrequencyDomain, Governor
 from .links import BandwidthSchedule, Channel
 from .processor import Processor, Task
+from .storage import Storage
 from .thermal import StepWiseGovernor, ThermalNetwork
 
 
@@ -38,6 +47,8 @@ class Device:
         initial_temperature: starting temperature of all nodes (°C), ambient if None.
         thermal_governor: whether trip points cap frequencies.
         sample_every: record time-series samples every this many thermal steps.
+        slowdown: factor stretching every kernel's time (a slower device of the
+            same kind, see :class:`~simulator.hardware.cost.CostModel`).
     """
 
     def __init__(self, env: simpy.Environment, name: str, spec: SocSpec,
@@ -45,12 +56,13 @@ class Device:
                  record_task: Callable[[Processor, Task, float], None],
                  record_transfer: Callable | None = None, prefix: str = "",
                  initial_temperature: float | None = None, thermal_governor: bool = True,
-                 sample_every: int = 1):
+                 sample_every: int = 1, slowdown: float = 1.0):
         self.env = env
         self.name = name
         self.spec = spec
         self.prefix = prefix
-        self.cost_model = CostModel(spec)
+        self.cost_model = CostModel(spec, slowdown)
+        self.radios: list = []  # radio interfaces (simulator.network.radio.Radio)
         self.thermal = ThermalNetwork(spec.thermal, initial_temperature)
         self.step = spec.thermal.step
         self.domains: dict[str, FrequencyDomain] = {}
@@ -81,12 +93,19 @@ class Device:
         self._board = self.thermal.index[spec.thermal.board_node]
         self.sample_every = max(1, sample_every)
         self.components = [*self.processors, "dram", "memory_idle", "base"]
+        # flash storage (model loading, page-in/page-out): its own energy component
+        self.storage = (Storage(env, spec.storage, prefix, record_transfer)
+                        if spec.storage is not None else None)
+        if self.storage is not None:
+            self.components.append("storage")
         self.energy = dict.fromkeys(self.components, 0.0)  # J, cumulative
         self.samples: list[tuple[float, str, float]] = []
         self.peak = self.thermal.temperatures.copy()
         self.min_frequency = {local: d.frequency for local, d in self.domains.items()}
         self._last_time = env.now
         self._ticks = 0
+        self.stride = 1  # base thermal steps per sampler tick (fast-forward)
+        self.replaying = False  # DVFS governors hold their OPPs (fast-forward)
         self._record_sample()
 
     # -- power ------------------------------------------------------------
@@ -120,13 +139,29 @@ class Device:
             self._util_busy[local] += core_busy
             self._util_time[local] += dt
         memory = self.spec.memory
+        if self.storage is not None:
+            now = self.env.now
+            energy["storage"] = self.storage.energy(now - dt, now)
+            dram_bytes += self.storage.dram_bytes()
         energy["dram"] = dram_bytes * memory["dram"].energy_per_byte
         energy["memory_idle"] = sum(m.idle for m in memory.values()) * dt
         energy["base"] = self.spec.power.base * dt
+        if self.radios:
+            now = self.env.now
+            energy["radio"] = sum(radio.energy(now - dt, now) for radio in self.radios)
         if dt > 0:
             node_power[self._board] += (energy["dram"] + energy["memory_idle"]
-                                        + energy["base"]) / dt
+                                        + energy["base"] + energy.get("radio", 0.0)
+                                        + energy.get("storage", 0.0)) / dt
         return energy, node_power
+
+    def attach_radio(self, radio) -> None:
+        """Add a radio interface; its energy becomes the ``radio`` component
+        (heating the board node)."""
+        if not self.radios:
+            self.components.append("radio")
+            self.energy["radio"] = 0.0
+        self.radios.append(radio)
 
     def _account(self, energy: dict[str, float]) -> None:
         for name, joules in energy.items():
@@ -134,32 +169,54 @@ class Device:
 
     # -- the sampler --------------------------------------------------------
     def sampler(self):
-        """SimPy process: one power/thermal/governor step every ``self.step`` s."""
+        """SimPy process: one power/thermal/governor step every ``self.step`` s
+        (``stride`` steps at once while fast-forwarding)."""
         step = self.step
         while True:
-            yield self.env.timeout(step)
-            self._tick(step)
+            stride = self.stride
+            yield self.env.timeout(step * stride)
+            self._tick(step * stride, stride)
 
-    def _tick(self, dt: float) -> None:
+    def _tick(self, dt: float, steps: int = 1) -> None:
         energy, node_power = self._collect(dt)
         self._account(energy)
-        self.thermal.advance(node_power)
+        self.thermal.advance(node_power, steps)
         self._last_time = self.env.now
-        self._ticks += 1
+        before = self._ticks
+        self._ticks += steps
+        ticks = self._ticks
         np.maximum(self.peak, self.thermal.temperatures, out=self.peak)
         for local, every in self._governor_every.items():
-            if self._ticks % every == 0:
+            if ticks // every > before // every:
                 util = self._util_busy[local] / max(self._util_time[local], 1e-15)
                 self._util_busy[local] = self._util_time[local] = 0.0
-                domain = self.domains[local]
-                domain.request(self.governors[local].decide(domain, util))
-        if self.trip_governor is not None and self._ticks % self._poll_every == 0:
+                if not self.replaying:
+                    domain = self.domains[local]
+                    domain.request(self.governors[local].decide(domain, util))
+        if self.trip_governor is not None and ticks // self._poll_every > before // self._poll_every:
             self.trip_governor.poll()
         for local, domain in self.domains.items():
             if domain.frequency < self.min_frequency[local]:
                 self.min_frequency[local] = domain.frequency
-        if self._ticks % self.sample_every == 0:
+        if ticks // self.sample_every > before // self.sample_every:
             self._record_sample(energy, dt)
+
+    def set_governor(self, local: str, governor) -> None:
+        """Replace the DVFS governor of processor ``local`` (a policy pinning
+        frequencies, e.g. a framework's CPU setting) and start it."""
+        self.governors[local] = governor
+        governor.start(self.domains[local])
+        self._governor_every.pop(local, None)
+        if governor.period > 0:
+            self._governor_every[local] = max(1, round(governor.period / self.step))
+
+    def dvfs_state(self) -> tuple:
+        """What fast-forward keys on: every domain's thermal cap index, and its OPP
+        index unless a periodic (utilisation-driven) governor moves it: those
+        moves are part of what an iteration does, not a state it runs in."""
+        periodic = self._governor_every
+        return tuple((domain.cap, None if local in periodic else domain.index)
+                     for local, domain in self.domains.items())
 
     def finish(self) -> None:
         """Account the partial step since the last tick (keeps energy exact)."""

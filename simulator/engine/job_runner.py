@@ -5,10 +5,28 @@ finished and any data they produced in another address space has arrived.
 A producer's output crosses to another address space once per destination
 space (not once per consumer), as a framework would copy a tensor once.
 
-A job's input and output live in its device's CPU memory: a first kernel
+A job's input and output live in its device's CPU memory (in the first
+processor's on a device without a CPU, e.g. a DSP board): a first kernel
 placed on an accelerator with its own address space waits for its input to be
 uploaded, and an iteration ends only when the outputs of last kernels placed
 there are downloaded (what a GPU delegate or a FastRPC call does per inference).
+
+Iterations run back to back, or pipelined: with ``job.max_in_flight = k`` up
+to ``k`` iterations are in flight at once (a new one starts when one of them
+finishes), and a processor serves earlier iterations first. A plan with an
+``adapt`` callback gets an :class:`~simulator.policy.IterationReport` after
+each of its iterations and may return the plan for the iterations started
+next; iterations already in flight keep the plan they started with.
+
+A plan's ``skip(iteration)`` names conditional kernels that do not run in an
+iteration: they complete at once and move no data. A job may pause every
+``pause_every`` iterations (the device idles), and with ``fast_forward``
+iterations whose device state was seen before are replayed from a memo
+instead of simulated kernel by kernel (:mod:`simulator.engine.fast_forward`).
+
+A policy may suspend, resume, stop or abort a job and change its share while
+it runs (``runner.control``, :meth:`JobRunner.set_share`; see
+:mod:`simulator.engine.control`): apps starting and being killed.
 """
 
 from __future__ import annotations
@@ -17,9 +35,13 @@ import simpy
 
 from ..errors import ConfigError
 from ..hardware.cost import Unsupported
-from ..policy import Job, Plan
+from ..policy import IterationReport, Job, Plan
+from .control import RunControl
+from .fast_forward import FastForward
 from .processor import Task
 from .system import System
+
+_NONE: frozenset[int] = frozenset()
 
 
 class JobRunner:
@@ -38,7 +60,238 @@ class JobRunner:
 
     def __init__(self, env: simpy.Environment, system: System, job: Job, plan: Plan):
         self.env = env
+        self.system = system
         self.job = job
+        self.state = _PlanState(system, job, plan, self._resolve)
+        self.iteration_times: list[tuple[float, float]] = []
+        self.pause_time = 0.0  # s spent in pauses
+        self.pause_energy = 0.0  # J the device drew during pauses
+        self.fast_forward = (FastForward(system.devices[job.device], job.name)
+                             if job.fast_forward else None)
+        self.done = env.event()
+        self.control = RunControl(env)  # suspend/resume/stop/abort (policies, at run time)
+
+    def set_share(self, share: float, processor: str | None = None) -> None:
+        """Give the job's kernels (on ``processor``, or all) ``share`` of their units
+        from now on, those in flight included, whatever their plan says
+        (:mod:`simulator.engine.control`)."""
+        self.control.reshare(share, processor)
+
+    def replan(self, plan: Plan) -> None:
+        """Run ``plan`` for the iterations started from now on (a policy switching
+        models at run time); iterations in flight keep the plan they started with."""
+        self.state = _PlanState(self.system, self.job, plan, self._resolve)
+
+    def _record_iteration(self, start: float, epoch: int) -> None:
+        if epoch == self.control.epoch:  # an aborted iteration does not count
+            self.iteration_times.append((start, self.env.now))
+            for listener in self.control.listeners:
+                listener(self)
+
+    @staticmethod
+    def _resolve(system: System, job: Job, placement, row: int, labels: list[str]):
+        """(device, local name, Processor) of a placement, checked."""
+        try:
+            device, local = system.resolve(placement.processor, job.device)
+        except KeyError as err:
+            raise ConfigError(f"kernel {labels[row]}: {err.args[0]}") from None
+        proc = system.processor(device, local)
+        if not 1 <= placement.units <= proc.spec.units:
+            raise ConfigError(f"kernel {labels[row]}: {placement.units} units "
+                              f"requested on {placement.processor}, which has "
+                              f"{proc.spec.units}")
+        if not 0 < placement.share <= 1:
+            raise ConfigError(f"kernel {labels[row]}: share must be in (0, 1]")
+        if not 0 < placement.memory_share <= 1:
+            raise ConfigError(f"kernel {labels[row]}: memory_share must be in (0, 1]")
+        return device, local, proc
+
+    def process(self):
+        """SimPy process: release time, then the iterations (back to back or pipelined)."""
+        if self.job.start > 0:
+            yield self.env.timeout(self.job.start)
+        if self.job.max_in_flight <= 1:
+            every, ff = self.job.pause_every, self.fast_forward
+            for iteration in range(self.job.iterations):
+                if self.control.held:  # suspended or stopped at run time
+                    yield from self.control.wait()
+                    if self.control.stopped:
+                        break
+                epoch, start = self.control.epoch, self.env.now
+                if ff is None:
+                    yield self._iteration(iteration)
+                else:
+                    plan = self.state.plan
+                    skip = plan.skip(iteration) if plan.skip is not None else _NONE
+                    key = ff.key(skip)
+                    if ff.known(key):
+                        yield from ff.replay(key)
+                    else:
+                        ff.begin(skip)
+                        yield self._iteration(iteration)
+                        ff.end()
+                self._record_iteration(start, epoch)
+                if every and (iteration + 1) % every == 0 and iteration + 1 < self.job.iterations:
+                    yield from self._pause()
+        else:
+            pending: list[simpy.Event] = []
+            for iteration in range(self.job.iterations):
+                if self.control.held:
+                    yield from self.control.wait()
+                    if self.control.stopped:
+                        break
+                while len(pending) >= self.job.max_in_flight:
+                    yield self.env.any_of(pending)
+                    pending = [event for event in pending if not event.processed]
+                finished = self._iteration(iteration)
+                finished.callbacks.append(
+                    lambda _event, start=self.env.now, epoch=self.control.epoch:
+                    self._record_iteration(start, epoch))
+                pending.append(finished)
+            if pending:
+                yield self.env.all_of(pending)
+        self.done.succeed()
+
+    def _pause(self):
+        """SimPy generator: the job idles for ``job.pause`` seconds."""
+        device = self.system.devices[self.job.device]
+        energy, start = device.total_energy, self.env.now
+        if self.fast_forward is not None:
+            device.stride = self.fast_forward.stride  # an idle device: long steps are exact
+        yield self.env.timeout(self.job.pause)
+        self.pause_time += self.env.now - start
+        self.pause_energy += device.total_energy - energy
+
+    def _iteration(self, iteration: int) -> simpy.Event:
+        state = self.state  # in-flight iterations keep the plan they started with
+        skip = state.plan.skip(iteration) if state.plan.skip is not None else _NONE
+        ff = self.fast_forward
+        weights = ff.weights(state, skip) if ff is not None else None
+        finished = self.env.event()
+        control, epoch = self.control, self.control.epoch
+        waiting = list(state.preds_count)
+        left = [len(waiting)]
+        offset = iteration * state.priority_span if self.job.max_in_flight > 1 else 0.0
+        report = (IterationReport(self.job, iteration, state.plan, self.env.now, self.env.now)
+                  if state.plan.adapt is not None else None)
+        if report is not None:
+            finished.callbacks.append(lambda _event: self._adapt(state, report))
+
+        def release(row: int) -> None:
+            if epoch != control.epoch:  # aborted: data still in transit is dropped
+                return
+            if skip and row in skip:
+                pass_through(row)
+                return
+            share = state.shares[row]
+            if control.shares:
+                share = control.share_of(state.procs[row].name, share)
+            task = Task(state.labels[row], state.costs[row], state.units[row],
+                        share, state.priorities[row] + offset, on_done,
+                        meta=(self.job.name, iteration, row), stream=state.streams[row])
+            control.track(task, state.procs[row], finished)
+            state.procs[row].submit(task)
+
+        def arrive(rows: list[int]) -> None:
+            for succ in rows:
+                waiting[succ] -= 1
+                if waiting[succ] == 0:
+                    release(succ)
+
+        def retire() -> None:
+            left[0] -= 1
+            if left[0] == 0 and not finished.triggered:
+                finished.succeed()
+
+        def pass_through(row: int) -> None:
+            # Skipped kernels complete at once and move no data; iterative, so a
+            # long chain of them does not recurse.
+            stack = [row]
+            while stack:
+                current = stack.pop()
+                for _route, rows in state.fanout[current]:
+                    for succ in rows:
+                        waiting[succ] -= 1
+                        if waiting[succ] == 0:
+                            if succ in skip:
+                                stack.append(succ)
+                            else:
+                                release(succ)
+                retire()
+
+        def on_done(task: Task) -> None:
+            control.untrack(task)
+            row = task.meta[2]
+            if weights is not None:
+                ff.progress += weights[row]
+            if report is not None:
+                report.kernels.append((row, state.procs[row].name, task.start, self.env.now))
+            for route, rows in state.fanout[row]:
+                if route:
+                    self._send(route, state.bytes_out[row], rows, arrive, task.label, report)
+                else:
+                    arrive(rows)
+            if state.download[row]:
+                self._send(state.download[row], state.bytes_out[row], [],
+                           lambda _: retire(), task.label + " (output)", report)
+            else:
+                retire()
+
+        for row, count in enumerate(waiting):
+            if count == 0:
+                if state.upload[row] and row not in skip:
+                    self._send(state.upload[row], state.bytes_in[row], [row],
+                               lambda rows: release(rows[0]), "input", report)
+                else:
+                    release(row)
+        if not waiting:
+            finished.succeed()
+        return finished
+
+    def _adapt(self, state: _PlanState, report: IterationReport) -> None:
+        """Give the finished iteration's report to its plan; switch to a returned plan."""
+        report.end = self.env.now
+        new_plan = state.plan.adapt(report)
+        if new_plan is not None:
+            self.state = _PlanState(self.system, self.job, new_plan, self._resolve)
+
+    def _send(self, route, nbytes: float, rows: list[int], arrive, label: str,
+              report: IterationReport | None = None) -> None:
+        """Move ``nbytes`` hop by hop along ``route``, then release ``rows``."""
+        def hop(i: int) -> None:
+            if i == len(route):
+                arrive(rows)
+            else:
+                route[i].send(nbytes, lambda: hop(i + 1), label)
+                if report is not None:
+                    report.transfers.append((route[i].name, nbytes, *route[i].last_transfer))
+
+        hop(0)
+
+
+def home_processor(processors) -> str:
+    """Where a job's input and output live: its device's first CPU cluster, or
+    the first processor of a device without one (a DSP board)."""
+    return next((name for name in processors if name.startswith("cpu.")),
+                next(iter(processors)))
+
+
+class _PlanState:
+    """A plan compiled for execution: per kernel row its processor, cost, units,
+    share, priority, and the routes its data takes.
+
+    Args:
+        system: devices and links.
+        job: the job.
+        plan: the policy's plan.
+        resolve: ``(system, job, placement, row) -> (device, local, Processor)``.
+
+    Raises:
+        ConfigError: see :class:`JobRunner`.
+    """
+
+    def __init__(self, system: System, job: Job, plan: Plan, resolve):
+        self.plan = plan
         trace = plan.trace if plan.trace is not None else job.trace
         n = len(trace)
         if len(plan.placements) != n or len(plan.priorities) != n:
@@ -54,15 +307,18 @@ class JobRunner:
         self.costs = []
         self.units = []
         self.shares = []
+        self.streams = []  # a stream is a thread of this job: (job, name)
         resolved: dict = {}
         for row, (placement, record) in enumerate(zip(plan.placements, records)):
             place = resolved.get(placement)
             if place is None:
-                place = resolved[placement] = self._resolve(system, job, placement, row)
+                place = resolved[placement] = resolve(system, job, placement, row,
+                                                      self.labels)
             device, local, proc = place
             try:
-                cost = system.devices[device].cost_model.kernel_cost(local, placement.units,
-                                                                     record)
+                cost = system.devices[device].cost_model.kernel_cost(
+                    local, placement.units, record, placement.library,
+                    placement.memory_share)
             except Unsupported as err:
                 raise ConfigError(f"kernel {self.labels[row]} ({record['op']}, "
                                   f"{record['precision']}) cannot run: {err}") from None
@@ -71,11 +327,15 @@ class JobRunner:
             self.costs.append(cost)
             self.units.append(placement.units)
             self.shares.append(placement.share)
+            self.streams.append((job.name, placement.stream)
+                                if placement.stream is not None else None)
         self.priorities = list(plan.priorities)
+        # pipelined iterations: every priority of iteration i+1 comes after iteration i's
+        self.priority_span = (max(self.priorities) - min(self.priorities) + 1.0
+                              if self.priorities else 1.0)
         self.bytes_out = table["bytes_out"].to_numpy(dtype=float)
         self.bytes_in = table["bytes_in"].to_numpy(dtype=float)
-        home = (job.device, next(name for name in system.device(job.device).processors
-                                 if name.startswith("cpu.")))
+        home = (job.device, home_processor(system.device(job.device).processors))
         self.upload = [system.route(home, self.where[row]) if not preds else []
                        for row, preds in enumerate(trace.preds)]
         self.download = [system.route(self.where[row], home) if not succs else []
@@ -94,85 +354,3 @@ class JobRunner:
                 key = tuple(id(c) for c in route)
                 groups.setdefault(key, (route, []))[1].append(succ)
             self.fanout.append(list(groups.values()))
-        self.iteration_times: list[tuple[float, float]] = []
-        self.done = env.event()
-
-    def _resolve(self, system: System, job: Job, placement, row: int):
-        """(device, local name, Processor) of a placement, checked."""
-        try:
-            device, local = system.resolve(placement.processor, job.device)
-        except KeyError as err:
-            raise ConfigError(f"kernel {self.labels[row]}: {err.args[0]}") from None
-        proc = system.processor(device, local)
-        if not 1 <= placement.units <= proc.spec.units:
-            raise ConfigError(f"kernel {self.labels[row]}: {placement.units} units "
-                              f"requested on {placement.processor}, which has "
-                              f"{proc.spec.units}")
-        if not 0 < placement.share <= 1:
-            raise ConfigError(f"kernel {self.labels[row]}: share must be in (0, 1]")
-        return device, local, proc
-
-    def process(self):
-        """SimPy process: release time, then the iterations back to back."""
-        if self.job.start > 0:
-            yield self.env.timeout(self.job.start)
-        for iteration in range(self.job.iterations):
-            start = self.env.now
-            yield self._iteration(iteration)
-            self.iteration_times.append((start, self.env.now))
-        self.done.succeed()
-
-    def _iteration(self, iteration: int) -> simpy.Event:
-        finished = self.env.event()
-        waiting = list(self.preds_count)
-        left = [len(waiting)]
-
-        def release(row: int) -> None:
-            task = Task(self.labels[row], self.costs[row], self.units[row], self.shares[row],
-                        self.priorities[row], on_done, meta=(self.job.name, iteration, row))
-            self.procs[row].submit(task)
-
-        def arrive(rows: list[int]) -> None:
-            for succ in rows:
-                waiting[succ] -= 1
-                if waiting[succ] == 0:
-                    release(succ)
-
-        def retire() -> None:
-            left[0] -= 1
-            if left[0] == 0:
-                finished.succeed()
-
-        def on_done(task: Task) -> None:
-            row = task.meta[2]
-            for route, rows in self.fanout[row]:
-                if route:
-                    self._send(route, self.bytes_out[row], rows, arrive, task.label)
-                else:
-                    arrive(rows)
-            if self.download[row]:
-                self._send(self.download[row], self.bytes_out[row], [], lambda _: retire(),
-                           task.label + " (output)")
-            else:
-                retire()
-
-        for row, count in enumerate(waiting):
-            if count == 0:
-                if self.upload[row]:
-                    self._send(self.upload[row], self.bytes_in[row], [row],
-                               lambda rows: release(rows[0]), "input")
-                else:
-                    release(row)
-        if not waiting:
-            finished.succeed()
-        return finished
-
-    def _send(self, route, nbytes: float, rows: list[int], arrive, label: str) -> None:
-        """Move ``nbytes`` hop by hop along ``route``, then release ``rows``."""
-        def hop(i: int) -> None:
-            if i == len(route):
-                arrive(rows)
-            else:
-                route[i].send(nbytes, lambda: hop(i + 1), label)
-
-        hop(0)

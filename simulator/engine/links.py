@@ -2,8 +2,13 @@
 
 A channel carries one transfer at a time (FIFO). A transfer of ``b`` bytes
 occupies it for ``switch + b / bandwidth`` and arrives ``latency`` later, so
-propagation overlaps the next transfer. Bandwidth may change over time
-(piecewise constant); the occupancy is then found by walking the segments.
+propagation overlaps the next transfer. Bandwidth (and latency) may change over
+time (piecewise constant); the occupancy is then found by walking the segments.
+
+A channel may belong to a radio (a phone's LTE/3G/Wi-Fi interface, see
+:mod:`simulator.network.radio`): a transfer then waits for the radio to be
+promoted out of its idle state, and the radio accounts the energy of the
+transfer and of the tail that follows.
 """
 
 from __future__ import annotations
@@ -14,8 +19,40 @@ from collections.abc import Callable, Sequence
 import simpy
 
 
-class BandwidthSchedule:
-    """Piecewise-constant bandwidth: ``values[i]`` (B/s) from ``times[i]`` (s) on.
+class StepSchedule:
+    """A piecewise-constant quantity: ``values[i]`` from ``times[i]`` (s) on.
+
+    Args:
+        times: ascending change times, the first being 0.
+        values: the value of each segment (SI units), all >= 0.
+        period: if given, the schedule repeats with this period (s).
+    """
+
+    def __init__(self, times: Sequence[float], values: Sequence[float],
+                 period: float | None = None):
+        if not times or times[0] != 0 or len(times) != len(values):
+            raise ValueError("a schedule needs matching times/values starting at 0")
+        if any(v < 0 for v in values):
+            raise ValueError("schedule values must not be negative")
+        if list(times) != sorted(times):
+            raise ValueError("schedule times must ascend")
+        self.times = list(times)
+        self.values = list(values)
+        self.period = period
+
+    @classmethod
+    def constant(cls, value: float):
+        return cls([0.0], [value])
+
+    def at(self, t: float) -> float:
+        """The value at time ``t``."""
+        if self.period:
+            t = t % self.period
+        return self.values[bisect.bisect_right(self.times, t) - 1]
+
+
+class BandwidthSchedule(StepSchedule):
+    """Piecewise-constant bandwidth: ``values[i]`` (B/s, all positive) from ``times[i]`` on.
 
     Args:
         times: ascending change times, the first being 0.
@@ -25,25 +62,9 @@ class BandwidthSchedule:
 
     def __init__(self, times: Sequence[float], values: Sequence[float],
                  period: float | None = None):
-        if not times or times[0] != 0 or len(times) != len(values):
-            raise ValueError("a bandwidth schedule needs matching times/values starting at 0")
         if any(v <= 0 for v in values):
             raise ValueError("bandwidths must be positive")
-        if list(times) != sorted(times):
-            raise ValueError("bandwidth schedule times must ascend")
-        self.times = list(times)
-        self.values = list(values)
-        self.period = period
-
-    @classmethod
-    def constant(cls, bandwidth: float) -> BandwidthSchedule:
-        return cls([0.0], [bandwidth])
-
-    def at(self, t: float) -> float:
-        """Bandwidth (B/s) at time ``t``."""
-        if self.period:
-            t = t % self.period
-        return self.values[bisect.bisect_right(self.times, t) - 1]
+        super().__init__(times, values, period)
 
     def finish_time(self, start: float, nbytes: float) -> float:
         """Time when ``nbytes`` started at ``start`` have been sent."""
@@ -74,15 +95,26 @@ class Channel:
         env: the SimPy environment.
         name: shown in timelines (``dsp.fastrpc``, ``link.phone-server``).
         bandwidth: a schedule of bandwidth over time.
-        latency: propagation delay per transfer (s).
+        latency: propagation delay per transfer (s), or a schedule of it over time.
         switch: fixed occupancy per transfer (s): RPC setup, context switch.
         record: receives ``(channel, start, end, nbytes, label)`` per transfer.
+        radio: the radio this channel goes through (None: wired / on-chip).
+        uplink: the direction of this channel seen from the radio's device.
+        network: the network type over time (an object with ``at(t)`` giving a name
+            such as ``wifi5`` or ``4g``), as an OS reports it; None if unknown.
+
+    Attributes:
+        last_transfer: ``(ready, start, end, arrival)`` of the most recent transfer
+            (s): the channel was free for it at ``ready``, data flowed from
+            ``start`` (later when a radio had to be promoted) to ``end``.
     """
 
     def __init__(self, env: simpy.Environment, name: str, bandwidth: BandwidthSchedule,
-                 latency: float = 0.0, switch: float = 0.0,
-                 record: Callable[[Channel, float, float, float, str], None] | None = None):
+                 latency: float | StepSchedule = 0.0, switch: float = 0.0,
+                 record: Callable[[Channel, float, float, float, str], None] | None = None,
+                 radio=None, uplink: bool = True, network=None):
         self.env = env
+        self.network = network
         self.name = name
         self.bandwidth = bandwidth
         self.latency = latency
@@ -91,16 +123,33 @@ class Channel:
         self.busy_time = 0.0
         self.bytes_sent = 0.0
         self._record = record
+        self.radio = radio
+        self.uplink = uplink
+        self.last_transfer = (0.0, 0.0, 0.0, 0.0)
+
+    def network_at(self, t: float) -> str | None:
+        """The network type at time ``t`` (None if unknown)."""
+        return self.network.at(t) if self.network is not None else None
+
+    def latency_at(self, t: float) -> float:
+        """Propagation delay (s) of a transfer ending at time ``t``."""
+        latency = self.latency
+        return latency.at(t) if isinstance(latency, StepSchedule) else latency
 
     def send(self, nbytes: float, on_arrival: Callable[[], None], label: str = "") -> float:
         """Queue a transfer; ``on_arrival`` runs when it has arrived. Returns arrival time."""
         now = self.env.now
-        start = max(now, self.free_at)
+        start = ready = max(now, self.free_at)
+        if self.radio is not None:
+            start = self.radio.wake(ready)  # promotion out of an idle radio state
         end = self.bandwidth.finish_time(start + self.switch, nbytes)
         self.free_at = end
-        arrival = end + self.latency
+        arrival = end + self.latency_at(end)
         self.busy_time += end - start
         self.bytes_sent += nbytes
+        self.last_transfer = (ready, start, end, arrival)
+        if self.radio is not None:
+            self.radio.transfer(start, end, nbytes, self.uplink)
         if self._record is not None:
             self._record(self, start, end, nbytes, label)
         event = self.env.timeout(arrival - now)

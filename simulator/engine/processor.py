@@ -4,17 +4,27 @@ Kernels ask for ``units`` units (cores, HVX contexts) and a ``share`` of each
 (processor sharing among tenants; 1 for exclusive use). A kernel holds
 ``units * share`` of the processor's capacity and progresses at ``share``
 times its stand-alone speed. Ready kernels wait in priority order; the head of
-the queue starts as soon as it fits (no overtaking, so no starvation).
+the queue starts as soon as it fits (no overtaking, so no starvation). A
+task may belong to a *stream* (a software thread, e.g. a packing thread):
+tasks of one stream run one at a time, in priority order, and a task whose
+stream is busy steps aside so that other tasks can start.
 
 Progress is tracked as the fraction of work done, not as an end time, so an
 OPP change during a kernel re-times only what is left. Completion events made
 stale by a re-timing are ignored through a per-task generation counter, which
-is cheaper than interrupting SimPy processes.
+is cheaper than interrupting SimPy processes. The same re-timing serves a
+share changed at run time (:meth:`Processor.reshare`); a killed job's tasks are
+withdrawn with :meth:`Processor.cancel`.
 
 Power is integrated exactly: the processor keeps its current dynamic power,
 busy units and DRAM byte rate (all piecewise constant between events) and adds
 ``value * dt`` to running integrals at every change. The sampler reads and
 resets those integrals once per thermal step.
+
+Fast-forward (:mod:`simulator.engine.fast_forward`) replaces a whole iteration
+of kernels by a *hold*: constant average rates (dynamic power, busy units,
+busiest-core utilisation, DRAM bytes) measured on an earlier, kernel-level
+iteration, added to the integrals for as long as the hold lasts.
 """
 
 from __future__ import annotations
@@ -34,11 +44,14 @@ class Task:
 
     __slots__ = ("label", "cost", "units", "share", "priority", "need", "on_done",
                  "start", "done", "rate", "t_last", "gen", "power", "dram_rate",
-                 "lanes", "meta")
+                 "lanes", "meta", "stream")
 
     def __init__(self, label: str, cost: KernelCost, units: int, share: float,
-                 priority: float, on_done: Callable[[Task], None], meta: object = None):
+                 priority: float, on_done: Callable[[Task], None], meta: object = None,
+                 stream: object = None):
         self.label = label
+        # Tasks of one stream (a software thread) run one at a time on this processor.
+        self.stream = stream
         self.cost = cost
         self.units = units
         self.share = share
@@ -77,6 +90,8 @@ class Processor:
         self.free = self.capacity
         self.free_lanes = list(range(spec.units))
         self._queue: list[tuple[float, int, Task]] = []
+        self._streams: set = set()  # streams with a running task
+        self._parked: dict[object, list[tuple[float, int, Task]]] = {}  # waiting for theirs
         self._seq = 0
         self.running: list[Task] = []
         self._record = record
@@ -91,6 +106,10 @@ class Processor:
         self.busy_time = 0.0  # unit-seconds
         self.max_core_busy = 0.0  # seconds the busiest core was busy (schedutil's signal)
         self.dram_bytes = 0.0  # B
+        # a fast-forward hold: (W, busy units, busiest-core fraction, B/s)
+        self._held = (0.0, 0.0, 0.0, 0.0)
+        # what take_integrals handed out so far (J, unit-s, s, B)
+        self._taken = [0.0, 0.0, 0.0, 0.0]
         domain.listeners.append(self._on_frequency)
 
     # -- accounting -------------------------------------------------------
@@ -99,12 +118,13 @@ class Processor:
         now = self.env.now
         dt = now - self._t
         if dt > 0:
-            self.energy_dynamic += self.power * dt
-            self.busy_time += self.busy * dt
+            held_power, held_busy, held_core, held_dram = self._held
+            self.energy_dynamic += (self.power + held_power) * dt
+            self.busy_time += (self.busy + held_busy) * dt
             # Linux schedutil follows the busiest CPU of a policy; a kernel's
             # share < 1 keeps its unit busy only that fraction of the time.
-            self.max_core_busy += (self.busy if self.busy < 1.0 else 1.0) * dt
-            self.dram_bytes += self.dram_rate * dt
+            self.max_core_busy += ((self.busy if self.busy < 1.0 else 1.0) + held_core) * dt
+            self.dram_bytes += (self.dram_rate + held_dram) * dt
             self._t = now
 
     def take_integrals(self) -> tuple[float, float, float, float]:
@@ -113,7 +133,34 @@ class Processor:
         self.settle()
         out = (self.energy_dynamic, self.busy_time, self.max_core_busy, self.dram_bytes)
         self.energy_dynamic = self.busy_time = self.max_core_busy = self.dram_bytes = 0.0
+        for i, value in enumerate(out):
+            self._taken[i] += value
         return out
+
+    def cumulative(self) -> tuple[float, float, float, float]:
+        """(dynamic energy J, busy unit-seconds, busiest-core busy seconds, DRAM
+        bytes) since the start of the run, up to ``env.now``."""
+        self.settle()
+        taken = self._taken
+        return (taken[0] + self.energy_dynamic, taken[1] + self.busy_time,
+                taken[2] + self.max_core_busy, taken[3] + self.dram_bytes)
+
+    def hold(self, power: float, busy: float, core_busy: float, dram_rate: float) -> None:
+        """Add constant rates until :meth:`release` (fast-forward replay).
+
+        Args:
+            power: dynamic power (W).
+            busy: busy units (leakage, utilisation).
+            core_busy: fraction of time the busiest unit is busy (schedutil's signal).
+            dram_rate: DRAM traffic (B/s).
+        """
+        self.settle()
+        self._held = (power, busy, core_busy, dram_rate)
+
+    def release(self) -> None:
+        """End a :meth:`hold`."""
+        self.settle()
+        self._held = (0.0, 0.0, 0.0, 0.0)
 
     # -- queueing ---------------------------------------------------------
     def submit(self, task: Task) -> None:
@@ -127,8 +174,15 @@ class Processor:
 
     def _dispatch(self) -> None:
         queue = self._queue
-        while queue and queue[0][2].need <= self.free + 1e-9:
-            task = heapq.heappop(queue)[2]
+        while queue:
+            task = queue[0][2]
+            if task.stream is not None and task.stream in self._streams:
+                # its thread is busy: park it (others may overtake it meanwhile)
+                heapq.heappush(self._parked.setdefault(task.stream, []), heapq.heappop(queue))
+                continue
+            if task.need > self.free + 1e-9:
+                break
+            heapq.heappop(queue)
             self._start(task)
 
     @property
@@ -138,6 +192,8 @@ class Processor:
     # -- execution --------------------------------------------------------
     def _start(self, task: Task) -> None:
         self.settle()
+        if task.stream is not None:
+            self._streams.add(task.stream)
         self.free -= task.need
         self.busy += task.need
         if task.share >= 1.0 and len(self.free_lanes) >= task.units:
@@ -176,6 +232,13 @@ class Processor:
         event.callbacks.append(_Completion(self, task, task.gen))
 
     def _finish(self, task: Task) -> None:
+        self._release(task)
+        self._record(self, task, self.env.now)
+        task.on_done(task)
+        self._dispatch()
+
+    def _release(self, task: Task) -> None:
+        """Take a running task off the units (finished or cancelled)."""
         self.settle()
         self.running.remove(task)
         self.free += task.need
@@ -190,8 +253,50 @@ class Processor:
         if task.lanes:
             self.free_lanes.extend(task.lanes)
             self.free_lanes.sort()
-        self._record(self, task, self.env.now)
-        task.on_done(task)
+        if task.stream is not None:
+            self._streams.discard(task.stream)
+            parked = self._parked.get(task.stream)
+            if parked:  # the thread's next task queues again
+                heapq.heappush(self._queue, heapq.heappop(parked))
+
+    # -- run-time control (see simulator.engine.control) --------------------
+    def cancel(self, task: Task) -> None:
+        """Withdraw a queued or running task without completing it (its job was
+        killed): it frees its units at once, is not recorded, and its ``on_done``
+        never runs."""
+        if task in self.running:
+            task.gen += 1  # its pending completion event becomes stale
+            self._release(task)
+        else:
+            for queue in (self._queue, *self._parked.values()):
+                for i, entry in enumerate(queue):
+                    if entry[2] is task:
+                        queue[i] = queue[-1]
+                        queue.pop()
+                        heapq.heapify(queue)
+                        break
+        self._dispatch()
+
+    def reshare(self, task: Task, share: float) -> None:
+        """Change the share of a queued or running task (processor sharing
+        re-negotiated at run time). A running task keeps the work it has done
+        and only what is left is re-timed, as on an OPP change; a larger share
+        may over-commit the processor for a moment, in which case no new task
+        starts until enough units are free."""
+        if not 0.0 < share <= 1.0:
+            raise ValueError(f"share must be in (0, 1]; got {share!r}")
+        if task in self.running:
+            self.settle()
+            now = self.env.now
+            task.done = min(1.0, task.done + (now - task.t_last) * task.rate)
+            task.t_last = now
+            need = task.units * share
+            self.free -= need - task.need
+            self.busy += need - task.need
+            task.share, task.need = share, need
+            self._time(task)
+        else:
+            task.share, task.need = share, task.units * share
         self._dispatch()
 
     def _on_frequency(self, before: bool) -> None:

@@ -18,6 +18,7 @@ import simpy
 
 from ..errors import ConfigError
 from ..library import load_soc
+from ..network.build import build_links
 from ..policy import Job, PolicyContext, make_policy
 from ..spec.experiment import ExperimentSpec, WorkloadSpec
 from ..spec.soc import SocSpec
@@ -25,7 +26,6 @@ from ..trace import Trace, load_trace
 from .device import Device
 from .dvfs import GOVERNORS, Governor
 from .job_runner import JobRunner
-from .links import BandwidthSchedule, Channel
 from .processor import Processor, Task
 from .system import System
 
@@ -137,8 +137,12 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
     specs = {DEFAULT_DEVICE: soc}
     for name, entry in exp.devices.items():
         if name == DEFAULT_DEVICE:
-            raise ConfigError(f"{DEFAULT_DEVICE!r} names the experiment's own SoC",
-                              path=f"devices.{name}")
+            if entry.soc is not None:
+                raise ConfigError(f"{DEFAULT_DEVICE!r} is the experiment's own device: its "
+                                  "SoC is the top-level 'soc'", path=f"devices.{name}.soc")
+            continue
+        if entry.soc is None:
+            raise ConfigError("a device needs a 'soc'", path=f"devices.{name}")
         try:
             specs[name] = load_soc(entry.soc, base)
         except ConfigError as err:
@@ -154,28 +158,11 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
                                recorder.transfer, prefix=f"{name}:" if multi else "",
                                initial_temperature=exp.thermal.initial,
                                thermal_governor=exp.thermal.governor,
-                               sample_every=sample_every)
+                               sample_every=sample_every,
+                               slowdown=exp.devices[name].slowdown
+                               if name in exp.devices else 1.0)
     system = System(devices)
-    for i, link in enumerate(exp.links):
-        for end in link.between:
-            if end not in devices:
-                raise ConfigError(f"unknown device {end!r}; devices are "
-                                  f"{', '.join(devices)}", path=f"links[{i}].between")
-        a, b = link.between
-        for src, dst, bandwidth in ((a, b, link.bandwidth),
-                                    (b, a, link.reverse_bandwidth or link.bandwidth)):
-            if link.schedule is not None:
-                schedule = BandwidthSchedule([t for t, _ in link.schedule],
-                                             [bw for _, bw in link.schedule], link.period)
-            else:
-                schedule = BandwidthSchedule.constant(bandwidth)
-            channel = Channel(env, f"link.{src}-{dst}", schedule, latency=link.latency,
-                              switch=link.switch, record=recorder.transfer)
-            if src == a:
-                forward = channel
-            else:
-                backward = channel
-        system.add_link(a, b, forward, backward)
+    build_links(env, exp.links, system, rng, recorder.transfer, base)
 
     jobs = []
     for i, workload in enumerate(exp.workloads()):
@@ -188,10 +175,20 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
             raise ConfigError(f"unknown device {device_name!r}; devices are "
                               f"{', '.join(devices)}", path="workload.device")
         jobs.append(Job(name=name, trace=trace, device=device_name,
-                        iterations=workload.iterations, start=workload.start,
-                        samples=workload.batch, params=workload.model_dump()))
+                        iterations=workload.total_iterations(), start=workload.start,
+                        samples=workload.batch, params=workload.model_dump(),
+                        max_in_flight=workload.max_in_flight,
+                        pause_every=workload.pause_every(),
+                        pause=workload.pause.duration if workload.pause else 0.0,
+                        fast_forward=workload.fast_forward))
+    for job in jobs:
+        if job.fast_forward and (job.max_in_flight > 1 or sum(
+                other.device == job.device for other in jobs) > 1):
+            raise ConfigError("fast_forward needs a job alone on its device, one "
+                              "iteration at a time", path="workload.fast_forward")
     policy = make_policy(dict(exp.policy))
-    policy.bind(PolicyContext(system=system, rng=rng))
+    context = PolicyContext(system=system, rng=rng)
+    policy.bind(context)
     runners = []
     for job in jobs:
         try:
@@ -199,6 +196,7 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
             runners.append(JobRunner(env, system, job, plan))
         except ConfigError as err:
             raise err.within(prefix="policy") from None
+    context.runners.update({job.name: runner for job, runner in zip(jobs, runners)})
     for dev in system.devices.values():
         env.process(dev.sampler())
     for runner in runners:
@@ -213,6 +211,13 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
     from ..metrics import collect_metrics
 
     result = collect_metrics(env, system, jobs, runners, recorder)
+    result.metrics.update(policy.metrics(result, {job.name: list(runner.iteration_times)
+                                                  for job, runner in zip(jobs, runners)}))
+    if context.samples:
+        result.timeseries = pd.concat(
+            [result.timeseries,
+             pd.DataFrame(context.samples, columns=result.timeseries.columns)],
+            ignore_index=True)
     result.metrics = {k: float(v) for k, v in result.metrics.items()}
     result.metrics["seed"] = seed
     result.wall_time_s = time.perf_counter() - wall

@@ -9,7 +9,9 @@ and power constant over a step ``dt`` the exact solution is
     Gamma = integral_0^dt expm(A s) ds C^-1,   A = -C^-1 G,
 
 computed once per network from the augmented matrix exponential. A step
-therefore costs one small matrix-vector product, whatever ``dt``.
+therefore costs one small matrix-vector product, whatever ``dt``. Longer
+steps (a whole number of base steps, used while fast-forwarding) get their
+own exact ``Phi``/``Gamma``, computed once per length.
 """
 
 from __future__ import annotations
@@ -50,16 +52,21 @@ class ThermalNetwork:
                     conductance[i, self.index[v]] -= link.conductance
         capacity = np.array([spec.nodes[name].capacity for name in self.names])
         self._check_grounded(conductance)
-        a_matrix = -conductance / capacity[:, None]
-        augmented = np.zeros((2 * n, 2 * n))
-        augmented[:n, :n] = a_matrix * self.step
-        augmented[:n, n:] = np.diag(1.0 / capacity) * self.step
-        exp = expm(augmented)
-        self.phi = exp[:n, :n]
-        self.gamma = exp[:n, n:]
         self.conductance = conductance
+        self._capacity = capacity
+        self.phi, self.gamma = self._propagators(self.step)
+        self._multi: dict[int, tuple[np.ndarray, np.ndarray]] = {1: (self.phi, self.gamma)}
         start = self.ambient if initial is None else initial
         self.theta = np.full(n, start - self.ambient)
+
+    def _propagators(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """Exact ``(Phi, Gamma)`` for a step of ``dt`` seconds at constant power."""
+        n = len(self.names)
+        augmented = np.zeros((2 * n, 2 * n))
+        augmented[:n, :n] = -self.conductance / self._capacity[:, None] * dt
+        augmented[:n, n:] = np.diag(1.0 / self._capacity) * dt
+        exp = expm(augmented)
+        return exp[:n, :n], exp[:n, n:]
 
     def _check_grounded(self, conductance: np.ndarray) -> None:
         """Every node must reach ambient, or its temperature would grow without bound."""
@@ -85,9 +92,12 @@ class ThermalNetwork:
         """Temperature of one node (°C)."""
         return float(self.theta[self.index[node]] + self.ambient)
 
-    def advance(self, power: np.ndarray) -> None:
-        """Advance one step with constant ``power`` (W per node)."""
-        self.theta = self.phi @ self.theta + self.gamma @ power
+    def advance(self, power: np.ndarray, steps: int = 1) -> None:
+        """Advance ``steps`` base steps with constant ``power`` (W per node)."""
+        pair = self._multi.get(steps)
+        if pair is None:
+            pair = self._multi[steps] = self._propagators(self.step * steps)
+        self.theta = pair[0] @ self.theta + pair[1] @ power
 
     def steady_state(self, power: np.ndarray) -> np.ndarray:
         """Temperatures (°C) the network settles at under constant ``power``."""

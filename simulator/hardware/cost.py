@@ -10,12 +10,20 @@ A hierarchical roofline. A kernel on ``k`` units of a processor needs
   against each level's capacity (below), which is what makes a DSP fall off a
   cliff when a batch stops fitting its L2, and what operator linking saves.
 
-The kernel takes ``max(compute, slowest memory level) + dispatch overhead``.
+The kernel takes ``max(compute, slowest memory level) + dispatch overhead``,
+plus the trace's optional ``fixed_s`` (driver or runtime work that takes the
+same time anywhere, e.g. preparing a compute graph).
 Levels clocked by the processor (``bytes_per_cycle``) scale with DVFS, the
 others do not, so the cost is kept as ``cycles`` (divided by the current
 frequency at run time), ``fixed`` seconds and ``overhead`` seconds:
 
     duration(f) = max(cycles / f, fixed) + overhead
+
+Kernel libraries. A kernel placed with a ``library`` (``mnn``) is costed with
+that library's table on the processor (``ProcessorSpec.libraries``): its
+efficiencies are looked up first and the processor's table fills the keys it
+leaves out; its parallel efficiency and dispatch overhead, when given, replace
+the processor's. Frameworks differ in kernel quality on the same cores.
 
 Cache traffic. With footprint ``W = bytes_in + bytes_out + weight_bytes`` and
 access volume ``R = reuse * bytes_in + bytes_out + weight_bytes`` (``reuse`` =
@@ -28,6 +36,41 @@ with ``M_0 = R``, ``A = bytes_in + bytes_out`` (activations just written by the
 producer stay resident when they fit) and ``miss(x, C) = max(0, 1 - C/x)``,
 the capacity-miss ratio of a random-replacement cache. Level ``j`` serves
 ``M_{j-1}`` bytes.
+
+Access order (optional trace column ``read_stride``, bytes). A kernel that reads
+its input in another order than its producer wrote it (a channel-interleaved
+read of a channel-planar feature map) jumps ``s = read_stride`` bytes between
+consecutive reads of ``e``-byte elements. Each jump touches a new line of
+``L_j`` bytes (``line_size``) of which one element is used now; the rest is used
+only if the line survives until the read order comes back to it, i.e. if the
+lines of one sweep, ``bytes_in * min(1, k L_j / s)`` bytes (``k`` rows of a
+``k x k`` window per map), fit the level (in a
+set-associative level, in the sets the stride maps them to: a plane size that
+is a multiple of many lines leaves few, :func:`stride_capacity`). So the input
+costs, beyond level ``j``, an extra
+
+    bytes_in * (min(s, L_j) / e - 1) * miss(bytes_in * min(1, k L_j / s), C_j)
+
+on top of ``M_j`` (this term is not capped by ``M_{j-1}``: a line fetched for one
+element moves more bytes than were asked for). The waste grows with the stride
+up to a line; ``read_stride`` 0 (or <= ``e``) is a sequential read and changes
+nothing. Operator linking (:mod:`policies.xenos`) makes producers write in their
+consumer's order.
+
+Overlap (a library's ``memory_overlap``, default 1). Code whose cache misses
+stall an in-order core cannot hide memory time under compute: with overlap
+``o`` the kernel takes ``max(c, m) + (1 - o) * min(c, m)`` for compute time ``c``
+and memory time ``m`` beyond the nearest level (kept in the clock-scaled/fixed
+form above).
+
+SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
+useful work (a 3-wide kernel row in 4-wide vectors wastes 1/4); compute
+efficiency is multiplied by ``1 - simd_waste``.
+
+Sharing (``memory_share``, from the placement): a kernel that runs side by side
+with sibling kernels of one split (one part per unit) gets that fraction of the
+bandwidth of every level that is not private to its units (shared caches,
+device memories, DRAM).
 """
 
 from __future__ import annotations
@@ -37,6 +80,7 @@ from dataclasses import dataclass
 
 from ..ops import OP_KINDS
 from ..spec.soc import ProcessorSpec, SocSpec
+from ..trace import BYTES_PER_ELEMENT
 
 
 @dataclass(frozen=True)
@@ -52,6 +96,8 @@ class KernelCost:
         compute_cycles: cycles of pure compute (for the activity factor).
         dram_bytes: bytes moved to/from DRAM (for DRAM energy).
         flops: operations executed, after batch padding.
+        level_bytes: ``(level name, bytes it served)`` per memory level, nearest
+            first (for traffic time series).
     """
 
     cycles: float
@@ -60,6 +106,7 @@ class KernelCost:
     compute_cycles: float
     dram_bytes: float
     flops: float
+    level_bytes: tuple[tuple[str, float], ...] = ()
 
     def duration(self, frequency: float) -> float:
         """Seconds at processor ``frequency`` (Hz), alone on its units."""
@@ -85,19 +132,24 @@ def miss_ratio(working_set: float, capacity: float) -> float:
     return 1.0 - capacity / working_set
 
 
-def lookup(table: dict, precision: str, op: str, pass_: str, default: float = 1.0) -> float:
+def lookup(table: dict, precision: str, op: str, pass_: str, default: float = 1.0,
+           fallback: dict | None = None) -> float:
     """Look an efficiency up: the precision's table first, then the top level;
-    within a table ``op.pass``, ``op``, ``category.pass``, ``category``, ``default``."""
+    within a table ``op.pass``, ``op``, ``category.pass``, ``category``, ``default``.
+    Only then ``fallback`` (a processor's own table behind a library's), the same way."""
     category = OP_KINDS[op].category
     keys = (f"{op}.{pass_}", op, f"{category}.{pass_}", category, "default")
-    nested = table.get(precision)
-    for source in (nested if isinstance(nested, dict) else None, table):
-        if not source:
+    for current in (table, fallback):
+        if not current:
             continue
-        for key in keys:
-            value = source.get(key)
-            if isinstance(value, (int, float)):
-                return float(value)
+        nested = current.get(precision)
+        for source in (nested if isinstance(nested, dict) else None, current):
+            if not source:
+                continue
+            for key in keys:
+                value = source.get(key)
+                if isinstance(value, (int, float)):
+                    return float(value)
     return default
 
 
@@ -109,6 +161,10 @@ class MemoryLevel:
     capacity: float  # bytes; math.inf for DRAM
     bytes_per_cycle: float | None  # clock-scaled bandwidth, or None
     bandwidth: float | None  # bytes/s, or None
+    line: float = 64.0  # bytes per miss (strided reads)
+    shared: bool = False  # not private to the kernel's units (memory_share applies)
+    ways: int | None = None  # associativity (None: fully associative)
+    copies: int = 1  # units whose private copies make up ``capacity``
 
 
 def memory_levels(soc: SocSpec, proc: ProcessorSpec, units: int) -> list[MemoryLevel]:
@@ -119,7 +175,8 @@ def memory_levels(soc: SocSpec, proc: ProcessorSpec, units: int) -> list[MemoryL
         levels.append(MemoryLevel(
             cache.name, cache.size * mult,
             cache.bytes_per_cycle * mult if cache.bytes_per_cycle else None,
-            cache.bandwidth * mult if cache.bandwidth else None))
+            cache.bandwidth * mult if cache.bandwidth else None,
+            cache.line_size, not cache.per_unit, cache.ways, mult))
     for name in proc.shared_memories:
         mem = soc.memory[name]
         bandwidth = mem.bandwidth * mem.efficiency
@@ -128,8 +185,26 @@ def memory_levels(soc: SocSpec, proc: ProcessorSpec, units: int) -> list[MemoryL
             capacity = math.inf
             if proc.dram_bandwidth is not None:
                 bandwidth = min(bandwidth, proc.dram_bandwidth)
-        levels.append(MemoryLevel(name, capacity, None, bandwidth))
+        levels.append(MemoryLevel(name, capacity, None, bandwidth, mem.line_size, True))
     return levels
+
+
+def stride_capacity(level: MemoryLevel, stride: float) -> float:
+    """Bytes of ``level`` that lines read ``stride`` bytes apart can occupy.
+
+    In a set-associative cache, addresses ``stride`` apart fall into only
+    ``sets / gcd(stride / line, sets)`` of its sets when the stride is a whole
+    number of lines (a power-of-two plane size maps every channel's line to a
+    handful of sets); only ``ways`` lines fit per set.
+    """
+    if level.ways is None or math.isinf(level.capacity):
+        return level.capacity
+    sets = max(1, round(level.capacity / level.copies / (level.ways * level.line)))
+    lines = stride / level.line
+    distinct = sets
+    if lines >= 1 and abs(lines - round(lines)) < 1e-9:
+        distinct = sets // math.gcd(int(round(lines)), sets)
+    return min(level.capacity, level.copies * distinct * level.ways * level.line)
 
 
 class CostModel:
@@ -137,10 +212,16 @@ class CostModel:
 
     Args:
         soc: the device description.
+        slowdown: factor stretching every kernel's time on this device (a slower
+            device of the same kind; 1 = as described). Power per busy unit is
+            unchanged, so each kernel's energy grows by the same factor.
     """
 
-    def __init__(self, soc: SocSpec):
+    def __init__(self, soc: SocSpec, slowdown: float = 1.0):
         self.soc = soc
+        # A device-tier proxy (DynO): every kernel of this device takes
+        # ``slowdown`` times longer -- compute, memory and overheads alike.
+        self.slowdown = slowdown
         self.processors = soc.processors()
         self._levels: dict[tuple[str, int], list[MemoryLevel]] = {}
         # Real traces repeat layer shapes (and iterations repeat whole traces),
@@ -158,20 +239,41 @@ class CostModel:
 
     def cost(self, processor: str, units: int, *, op: str, pass_: str, precision: str,
              flops: float, bytes_in: float, bytes_out: float, weight_bytes: float,
-             batch: int = 0, kernel: int = 0, stride: int = 0) -> KernelCost:
-        """Cost of one kernel (sizes in bytes, ``flops`` in operations)."""
+             batch: int = 0, kernel: int = 0, stride: int = 0, library: str | None = None,
+             fixed_s: float = 0.0, read_stride: float = 0.0, simd_waste: float = 0.0,
+             memory_share: float = 1.0) -> KernelCost:
+        """Cost of one kernel (sizes in bytes, ``flops`` in operations, ``fixed_s``
+        seconds of processor-independent work; ``library`` picks a kernel-library
+        table of the processor, if it has one; ``read_stride`` (bytes),
+        ``simd_waste`` and ``memory_share`` as in the module docstring)."""
         self.check_support(processor, op, precision)
         proc = self.processors[processor]
+        lib = proc.libraries.get(library) if library else None
         units = max(1, min(units, proc.units))
         if proc.batch_padding and batch > proc.batch_padding.above:
             multiple = proc.batch_padding.multiple
             padded = math.ceil(batch / multiple) * multiple
             scale = padded / batch
             flops, bytes_in, bytes_out = flops * scale, bytes_in * scale, bytes_out * scale
-        efficiency = lookup(proc.efficiency, precision, op, pass_)
+        if lib is not None:
+            efficiency = lookup(lib.efficiency, precision, op, pass_, fallback=proc.efficiency)
+        else:
+            efficiency = lookup(proc.efficiency, precision, op, pass_)
         mem_efficiency = lookup(proc.memory_efficiency, precision, op, pass_)
-        scale_units = 1.0 + (units - 1) * proc.parallel_efficiency
+        parallel = proc.parallel_efficiency
+        overhead = proc.dispatch_overhead
+        if lib is not None:
+            parallel = lib.parallel(precision, parallel)
+        if lib is not None and lib.dispatch_overhead is not None:
+            overhead = lib.dispatch_overhead
+        scale_units = 1.0 + (units - 1) * parallel
+        if simd_waste > 0:
+            efficiency *= max(1e-6, 1.0 - simd_waste)
         compute_cycles = flops / (proc.ops_per_cycle[precision] * efficiency * scale_units)
+        element = BYTES_PER_ELEMENT[precision]
+        strided = read_stride > element and bytes_in > 0
+        # a k x k window keeps k rows of every map in flight during one sweep
+        window = max(1, kernel) if OP_KINDS[op].window_reuse else 1
 
         reuse = 1.0
         if OP_KINDS[op].window_reuse and kernel > 0:
@@ -182,34 +284,65 @@ class CostModel:
         levels = self._levels.get((processor, units))
         if levels is None:
             levels = self._levels[(processor, units)] = memory_levels(self.soc, proc, units)
-        clock_cycles, fixed = compute_cycles, 0.0
+        near_cycles, memory_cycles, fixed = 0.0, 0.0, 0.0
         served = accesses  # bytes served by the current level
         dram_bytes = 0.0
+        traffic = []
         for level in levels:
+            traffic.append((level.name, served))
+            share = memory_share if level.shared else 1.0
             if level.bytes_per_cycle is not None:
-                clock_cycles = max(clock_cycles, served / (level.bytes_per_cycle * mem_efficiency))
+                cycles = served / (level.bytes_per_cycle * mem_efficiency * share)
+                # the nearest level serves every access (loads issue with compute);
+                # misses beyond it are what can stall
+                if len(traffic) == 1:
+                    near_cycles = cycles
+                else:
+                    memory_cycles = max(memory_cycles, cycles)
             else:
-                fixed = max(fixed, served / (level.bandwidth * mem_efficiency))
+                fixed = max(fixed, served / (level.bandwidth * mem_efficiency * share))
             if math.isinf(level.capacity):
                 dram_bytes = served
                 break
             beyond = (weight_bytes + activations * miss_ratio(activations, level.capacity)
                       + (accesses - footprint) * miss_ratio(footprint, level.capacity))
             served = min(served, beyond)
-        return KernelCost(cycles=clock_cycles, fixed=fixed, overhead=proc.dispatch_overhead,
-                          compute_cycles=compute_cycles, dram_bytes=dram_bytes, flops=flops)
+            if strided:
+                sweep = bytes_in * min(1.0, level.line * window / read_stride)
+                waste = min(read_stride, level.line) / element - 1.0
+                served += bytes_in * waste * miss_ratio(sweep, stride_capacity(level,
+                                                                               read_stride))
+        busy_cycles = max(compute_cycles, near_cycles)
+        clock_cycles = max(busy_cycles, memory_cycles)
+        overlap = lib.memory_overlap if lib is not None else None
+        if overlap is not None and overlap < 1.0:
+            # stalls: the un-hidden part of the shorter side adds to the longer
+            clock_cycles += (1.0 - overlap) * min(busy_cycles, memory_cycles)
+            overhead += (1.0 - overlap) * fixed
+            fixed *= overlap
+        slow = self.slowdown
+        return KernelCost(cycles=clock_cycles * slow, fixed=fixed * slow,
+                          overhead=(overhead + fixed_s) * slow,
+                          compute_cycles=compute_cycles * slow, dram_bytes=dram_bytes,
+                          flops=flops, level_bytes=tuple(traffic))
 
-    def kernel_cost(self, processor: str, units: int, row) -> KernelCost:
-        """Cost of a trace row (a mapping or a pandas row with the trace columns)."""
+    def kernel_cost(self, processor: str, units: int, row, library: str | None = None,
+                    memory_share: float = 1.0) -> KernelCost:
+        """Cost of a trace row (a mapping or a pandas row with the trace columns),
+        with ``library``'s table if the processor has one and ``memory_share`` of
+        the non-private memory levels' bandwidth."""
         key = (processor, units, row["op"], row["pass"], row["precision"], row["flops"],
                row["bytes_in"], row["bytes_out"], row["weight_bytes"],
-               int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")))
+               int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")),
+               library, float(_get(row, "fixed_s")), float(_get(row, "read_stride")),
+               float(_get(row, "simd_waste")), memory_share)
         cost = self._memo.get(key)
         if cost is None:
             cost = self._memo[key] = self.cost(
                 processor, units, op=key[2], pass_=key[3], precision=key[4], flops=key[5],
                 bytes_in=key[6], bytes_out=key[7], weight_bytes=key[8], batch=key[9],
-                kernel=key[10], stride=key[11])
+                kernel=key[10], stride=key[11], library=library, fixed_s=key[13],
+                read_stride=key[14], simd_waste=key[15], memory_share=memory_share)
         return cost
 
 

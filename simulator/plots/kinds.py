@@ -33,17 +33,22 @@ def _categorical_x(ax, ctx) -> None:
 
 
 def bar(ax, frame: pd.DataFrame, spec: PlotSpec, ctx) -> None:
-    """Mean of y per x category, one bar per hue, 95 % CI error bars."""
-    offsets, width = _offsets(len(ctx.hue_labels))
+    """Mean of y per x category, one bar per hue (or the hues stacked in one bar
+    with ``stacked``), 95 % CI error bars."""
+    offsets, width = _offsets(1 if spec.stacked else len(ctx.hue_labels))
+    bottom = np.zeros(len(ctx.x_labels))
     for j, hue in enumerate(ctx.hue_labels):
         part = frame[frame["__hue"] == hue]
         stats = [mean_ci(part.loc[part["__x"] == x, "__y"]) for x in ctx.x_labels]
         means = np.array([m for m, _ in stats]) * ctx.yfactor
         errors = np.array([c for _, c in stats]) * ctx.yfactor
         show = spec.error_bars and np.nansum(errors) > 0
-        ax.bar(np.arange(len(ctx.x_labels)) + offsets[j], means, width * 0.92,
+        ax.bar(np.arange(len(ctx.x_labels)) + offsets[0 if spec.stacked else j], means,
+               width * 0.92, bottom=bottom if spec.stacked else None,
                yerr=errors if show else None, color=colour(j), label=hue,
                error_kw={"elinewidth": 0.7, "ecolor": "#333333"})
+        if spec.stacked:
+            bottom = bottom + np.nan_to_num(means)
     _categorical_x(ax, ctx)
 
 

@@ -23,6 +23,27 @@ from .base import Celsius, Hertz, Seconds, Strict
 from .system import DeviceEntry, LinkSpec
 
 
+class PauseSpec(Strict):
+    """Periodic pauses of a long job (e.g. let the phone cool down).
+
+    Attributes:
+        every: pause after every this many iterations; or
+        every_epochs: pause after every this many epochs (needs ``epochs``).
+        duration: length of each pause; the device idles. Pauses count in the
+            makespan and energy, not in the job's active time.
+    """
+
+    every: int | None = Field(default=None, ge=1)
+    every_epochs: int | None = Field(default=None, ge=1)
+    duration: Seconds = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _one_period(self) -> PauseSpec:
+        if (self.every is None) == (self.every_epochs is None):
+            raise ValueError("give exactly one of 'every' (iterations) or 'every_epochs'")
+        return self
+
+
 class WorkloadSpec(Strict):
     """One workload (a job): a zoo model or a trace file.
 
@@ -42,6 +63,17 @@ class WorkloadSpec(Strict):
         iterations: iterations (batches / frames) run back to back.
         start: release time of the first iteration.
         device: the device the job belongs to (multi-device systems).
+        max_in_flight: iterations in flight at once; above 1 they are pipelined
+            (a new frame enters while earlier ones are still being packed, sent
+            or computed on a server), which raises throughput.
+        batches: training steps to run (instead of ``iterations``).
+        epochs: passes over the dataset (instead of ``iterations``; needs
+            ``dataset_size``): ``epochs * ceil(dataset_size / batch)`` iterations.
+        dataset_size: samples in the training set (CIFAR-10: 50000).
+        pause: periodic pauses (sleep every N epochs).
+        fast_forward: repeat memoised iterations while the device's DVFS and
+            thermal state is unchanged instead of simulating every kernel (long
+            training runs; see ``docs/engine.md``). Needs a job alone on its device.
     """
 
     name: str | None = None
@@ -60,6 +92,49 @@ class WorkloadSpec(Strict):
     iterations: int = Field(default=1, ge=1)
     start: Seconds = Field(default=0.0, ge=0)
     device: str | None = None
+    max_in_flight: int = Field(default=1, ge=1)
+    batches: int | None = Field(default=None, ge=1)
+    epochs: int | None = Field(default=None, ge=1)
+    dataset_size: int | None = Field(default=None, ge=1)
+    pause: PauseSpec | None = None
+    fast_forward: bool = False
+
+    @model_validator(mode="after")
+    def _horizon(self) -> WorkloadSpec:
+        given = [k for k in ("batches", "epochs") if getattr(self, k) is not None]
+        if "iterations" in self.model_fields_set:
+            given.insert(0, "iterations")
+        if len(given) > 1:
+            raise ValueError(f"give one of iterations, batches or epochs; got "
+                             f"{' and '.join(given)}")
+        if self.epochs is not None and self.dataset_size is None:
+            raise ValueError("epochs need 'dataset_size' (samples per epoch)")
+        if self.pause is not None and self.pause.every_epochs is not None and (
+                self.epochs is None and self.dataset_size is None):
+            raise ValueError("pause.every_epochs needs 'dataset_size'")
+        return self
+
+    def iterations_per_epoch(self) -> int | None:
+        """Batches per pass over the dataset (None without ``dataset_size``)."""
+        if self.dataset_size is None:
+            return None
+        return -(-self.dataset_size // self.batch)
+
+    def total_iterations(self) -> int:
+        """Iterations to run: ``batches``, ``epochs`` x batches per epoch, or ``iterations``."""
+        if self.batches is not None:
+            return self.batches
+        if self.epochs is not None:
+            return self.epochs * self.iterations_per_epoch()
+        return self.iterations
+
+    def pause_every(self) -> int:
+        """Iterations between pauses (0: no pauses)."""
+        if self.pause is None:
+            return 0
+        if self.pause.every is not None:
+            return self.pause.every
+        return self.pause.every_epochs * self.iterations_per_epoch()
 
     @model_validator(mode="after")
     def _one_source(self) -> WorkloadSpec:
@@ -245,6 +320,8 @@ class PlotSpec(Strict):
         maximize: pareto axes where larger is better (``[y]`` for throughput).
         xlabel: x-axis label (default: the column name).
         ylabel: y-axis label (default: the column name).
+        stacked: bar plots of several ``y`` columns with an ``x``: stack the
+            columns in one bar per x (a breakdown) instead of side by side.
     """
 
     kind: Literal["bar", "line", "box", "timeseries", "heatmap", "pareto"]
@@ -264,6 +341,7 @@ class PlotSpec(Strict):
     maximize: list[Literal["x", "y"]] = Field(default_factory=list)
     xlabel: str | None = None
     ylabel: str | None = None
+    stacked: bool = False
 
     @model_validator(mode="after")
     def _needs(self) -> PlotSpec:
@@ -278,6 +356,10 @@ class PlotSpec(Strict):
                              f"{', '.join(map(repr, missing))} missing")
         if self.kind in ("heatmap", "pareto") and isinstance(self.y, list):
             raise ValueError(f"a {self.kind} plot takes one y column")
+        if self.stacked and (self.kind != "bar" or len(self.ys()) < 2 or self.x is None
+                             or self.hue is not None):
+            raise ValueError("'stacked' needs a bar plot with an x, several y columns and "
+                             "no hue (the colours are the y columns; use facet to split)")
         return self
 
     def ys(self) -> list[str]:

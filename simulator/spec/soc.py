@@ -1,8 +1,9 @@
 """The SoC (device) schema: processors, memories, power and thermal network.
 
 One schema serves phones, server boards (CPU + discrete GPU) and multi-core DSP
-boards. A device has CPU clusters (``cpu.<cluster>``), optionally a ``gpu`` and
-a ``dsp``, shared memories (``l3``, ``slc``, ..., and ``dram``), a thermal RC
+boards. A device has CPU clusters (``cpu.<cluster>``), a ``gpu``, a ``dsp`` and
+an ``npu``, each optional but at least one in all (a DSP board may have no
+application CPU), shared memories (``l3``, ``slc``, ..., and ``dram``), a thermal RC
 network, and thermal-governor trip points. Every section may carry a
 ``source:`` saying where its numbers come from (datasheet, paper, measurement,
 or "fitted to <data>").
@@ -67,6 +68,11 @@ class CacheLevel(Strict):
         bytes_per_cycle: bandwidth at the processor clock (per unit if
             ``per_unit``), so it scales with DVFS; or give ``bandwidth``.
         bandwidth: fixed bandwidth in bytes/s (own clock domain).
+        line_size: bytes moved per miss (cache line, DMA burst); matters only
+            for strided reads (a trace's ``read_stride``), see
+            :mod:`simulator.hardware.cost`.
+        ways: associativity (None: fully associative); with strided reads whose
+            stride maps many lines to few sets, the ways limit what stays.
     """
 
     name: str
@@ -74,6 +80,8 @@ class CacheLevel(Strict):
     per_unit: bool = True
     bytes_per_cycle: float | None = Field(default=None, gt=0)
     bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
+    line_size: Bytes = Field(default=64.0, gt=0)
+    ways: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _one_bandwidth(self) -> CacheLevel:
@@ -120,6 +128,67 @@ class BatchPadding(Strict):
     multiple: int = Field(ge=1)
 
 
+class LibrarySpec(Strict):
+    """How one kernel library (framework backend) performs on a processor.
+
+    Frameworks differ in kernel quality on the same hardware (MNN's training
+    kernels are not TFLite's inference kernels). A placement naming a library
+    (``Placement(..., library="mnn")``) looks efficiencies up in that library's
+    table first, with the usual key order, and falls back to the processor's
+    own table for keys the library table does not define; the other fields,
+    when given, replace the processor's. A placement naming a library the
+    processor has no table for uses the processor's own numbers.
+
+    Attributes:
+        efficiency: fraction of peak by op kind, ``op.pass``, category or
+            ``default``, nested per precision (as ``ProcessorSpec.efficiency``).
+        parallel_efficiency: each extra unit adds this fraction of one unit; a
+            mapping gives it per precision (``{fp32: 0.5, int8: 0.8}``; a
+            precision left out keeps the processor's).
+        dispatch_overhead: fixed cost per kernel (launch, synchronisation).
+        graph_setup: time to prepare one operator of a compute graph on this
+            processor (allocate its memory, build its op reference; FastRPC
+            calls on a DSP). The engine does not charge it by itself: policies
+            that model graph preparation read it.
+        memory_overlap: fraction of the shorter of a kernel's compute and memory
+            time hidden under the longer: 1 (the default roofline) for code that
+            prefetches or double-buffers (DMA ping-pong), 0 for code whose cache
+            misses stall an in-order core (the two add up).
+        source: where the numbers come from (fitted to what).
+    """
+
+    efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
+    parallel_efficiency: float | dict[str, float] | None = None
+    dispatch_overhead: Seconds | None = Field(default=None, ge=0)
+    graph_setup: Seconds | None = Field(default=None, ge=0)
+    memory_overlap: Fraction | None = Field(default=None, ge=0, le=1)
+    source: str | None = None
+
+    @field_validator("efficiency")
+    @classmethod
+    def _efficiency_keys(cls, value: dict) -> dict:
+        return ProcessorSpec._efficiency_keys(value)
+
+    @field_validator("parallel_efficiency")
+    @classmethod
+    def _parallel(cls, value):
+        entries = value.items() if isinstance(value, dict) else [("", value)]
+        for precision, fraction in entries:
+            if precision and precision not in PRECISIONS:
+                raise ValueError(f"unknown precision {precision!r}; expected "
+                                 f"{', '.join(PRECISIONS)}")
+            if fraction is not None and not 0 < fraction <= 1:
+                raise ValueError(f"parallel efficiency must be in (0, 1]; got {fraction!r}")
+        return value
+
+    def parallel(self, precision: str, default: float) -> float:
+        """The parallel efficiency for ``precision`` (``default`` when not given)."""
+        value = self.parallel_efficiency
+        if isinstance(value, dict):
+            return value.get(precision, default)
+        return default if value is None else value
+
+
 class ProcessorSpec(Strict):
     """A processor: a CPU cluster, a GPU, a DSP or an NPU.
 
@@ -146,6 +215,8 @@ class ProcessorSpec(Strict):
         memory_budget: memory available to kernels on this processor.
         thermal_node: RC node its heat goes to.
         power: its power model.
+        libraries: per kernel library (``mnn``, ``tflite``), how its kernels
+            perform here (:class:`LibrarySpec`).
     """
 
     kind: str
@@ -166,6 +237,7 @@ class ProcessorSpec(Strict):
     memory_budget: Bytes | None = Field(default=None, gt=0)
     thermal_node: str
     power: ProcessorPower
+    libraries: dict[str, LibrarySpec] = Field(default_factory=dict)
     source: str | None = None
 
     @field_validator("kind")
@@ -253,6 +325,8 @@ class MemorySpec(Strict):
     bandwidth: BytesPerSecond = Field(gt=0)
     efficiency: Fraction = Field(default=1.0, gt=0, le=1,
                                  description="sustained fraction of the bandwidth")
+    line_size: Bytes = Field(default=64.0, gt=0,
+                             description="bytes per miss / burst (for strided reads)")
     energy_per_byte: JoulesPerByte = Field(default=0.0, ge=0)
     idle: Watts = Field(default=0.0, ge=0, description="background power")
     source: str | None = None
@@ -322,14 +396,46 @@ class DevicePower(Strict):
     source: str | None = None
 
 
+class StorageSpec(Strict):
+    """Flash storage (UFS, eMMC): loading and saving models, page-in/page-out.
+
+    A read occupies the storage for ``latency + bytes / read_bandwidth`` (reads
+    queue), drawing ``read_power`` meanwhile; the bytes land in DRAM at its
+    energy per byte. Writes likewise (UFS is full duplex: a read and a write
+    may overlap). See :mod:`simulator.engine.storage`.
+
+    Attributes:
+        read_bandwidth: sustained sequential read bandwidth.
+        write_bandwidth: sustained sequential write bandwidth (default: read's).
+        latency: fixed time per request (command, first access).
+        read_power: power drawn while reading (device and host interface).
+        write_power: power drawn while writing (default: read's).
+        source: where the numbers come from.
+    """
+
+    read_bandwidth: BytesPerSecond = Field(gt=0)
+    write_bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
+    latency: Seconds = Field(default=0.0, ge=0)
+    read_power: Watts = Field(default=0.0, ge=0)
+    write_power: Watts | None = Field(default=None, ge=0)
+    source: str | None = None
+
+
 class SocSpec(Strict):
-    """A device: SoC (or board) description. See the module docstring."""
+    """A device: SoC (or board) description. See the module docstring.
+
+    ``variants`` names alternative configurations of the same device (power
+    modes, e.g. a Jetson's nvpmodel modes): each is a mapping of overrides
+    deep-merged over the file (mappings merge key by key; lists and values
+    replace), selected as ``soc: <name>@<variant>``
+    (:func:`simulator.library.load_soc`).
+    """
 
     name: str
     description: str = ""
     kind: str = "phone"
     source: str | None = None
-    cpu: dict[str, ProcessorSpec] = Field(min_length=1)
+    cpu: dict[str, ProcessorSpec] = Field(default_factory=dict)
     gpu: ProcessorSpec | None = None
     dsp: ProcessorSpec | None = None
     npu: ProcessorSpec | None = None
@@ -338,11 +444,16 @@ class SocSpec(Strict):
     thermal: ThermalSpec
     default_governor: str = "schedutil"
     energy: Joules | None = Field(default=None, description="battery energy, informative")
+    storage: StorageSpec | None = Field(default=None, description="flash storage (optional)")
+    variants: dict[str, dict] = Field(default_factory=dict,
+                                      description="named overrides, selected as name@variant")
 
     @model_validator(mode="after")
     def _references(self) -> SocSpec:
         if "dram" not in self.memory:
             raise ValueError("memory.dram is required")
+        if not self.processors():
+            raise ValueError("a device needs at least one processor (cpu, gpu, dsp or npu)")
         for name, proc in self.processors().items():
             for mem in proc.shared_memories:
                 if mem not in self.memory:

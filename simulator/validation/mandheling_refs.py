@@ -43,3 +43,37 @@ THERMAL_START_C = 29.0
 THERMAL_PEAK_C = 68.0
 THERMAL_TIME_S = 120.0
 THERMAL_FINAL_GHZ = 1.3
+
+# CPU baselines, VGG-16 (CIFAR-10), batch 64, Xiaomi 11 Pro (SD888), per batch:
+# (time at the highest CPU frequency s, time at the lowest s, energy H J, energy L J).
+# "big" counts the prime (X1) and gold (A78) cores together. Mandheling Table 7.
+SOURCE_SD888 = "Mandheling (Xu et al., MobiCom'22), Xiaomi 11 Pro (SD888)"
+CPU_CONFIG_TABLE = {
+    ("mnn-fp32", "big1"): (4.88, 10.81, 11.05, 6.90),
+    ("mnn-fp32", "big2"): (2.87, 5.89, 12.85, 7.50),
+    ("mnn-fp32", "big4"): (2.14, 3.86, 11.90, 7.10),
+    ("mnn-fp32", "little1"): (25.20, 42.57, 13.35, 21.95),
+    ("mnn-fp32", "little4"): (10.75, 17.06, 14.85, 9.55),
+    ("mnn-fp32", "all8"): (4.50, 7.58, 25.40, 12.45),
+    ("mnn-int8", "big1"): (5.59, 14.75, 9.85, 4.35),
+    ("mnn-int8", "big2"): (3.07, 7.37, 10.60, 5.25),
+    ("mnn-int8", "big4"): (1.79, 3.80, 7.90, 4.55),
+    ("mnn-int8", "little1"): (40.13, 81.20, 12.65, 25.85),
+    ("mnn-int8", "little4"): (10.36, 20.64, 10.35, 5.95),
+    ("mnn-int8", "all8"): (2.71, 4.96, 12.10, 6.20),
+}
+# The workload of the table (and of the graph-preparation figure). NITI, the paper's
+# default algorithm, trains VGG without batch normalisation (integer-only layers), and
+# every method trains the same model, so the VGGs here have none.
+VGG16_CIFAR = {"model": "vgg16", "mode": "training", "batch": 64, "input_size": 32,
+               "num_classes": 10, "options": {"batch_norm": False}}
+
+# Graph preparation: rebuilding the DSP compute graph costs this much per batch (VGG-16).
+GRAPH_PREPARE_MS = {"tflite": 304.0, "mnn": 212.0}
+
+# Training is ~7x inference at batch 64 (theory ~3x): weight-gradient kernels optimise poorly.
+TRAINING_OVER_INFERENCE = 7.0
+
+# MNN-FP32 on the GPU (OpenCL): GPU utilisation is only 30-50 % during training (we take the
+# middle, 40 % +- 25 %, for VGG-16 batch 64 on the Xiaomi 11 Pro).
+GPU_UTILISATION_PCT = 40.0

@@ -16,7 +16,20 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from . import alexnet, googlenet, inception, lenet, mobilenet, resnet, squeezenet, vgg  # noqa: F401
+from . import (  # noqa: F401  (registers the models)
+    alexnet,
+    bert,
+    centernet,
+    googlenet,
+    inception,
+    lenet,
+    lstm,
+    mobilenet,
+    resnet,
+    shufflenet,
+    squeezenet,
+    vgg,
+)
 from .base import MODELS, ModelBuilder
 
 
@@ -59,3 +72,8 @@ def model_info(name: str) -> ModelInfo:
 
 
 __all__ = ["MODELS", "ModelInfo", "model_builder", "model_info"]
+
+# Models that live with the system using them register here too (after the
+# built-ins they build on): NestDNN's multi-capacity apps, FlexDNN's early exits.
+from workloads.early_exit import model as _early_exit  # noqa: E402, F401
+from workloads.multicapacity import zoo as _multicapacity  # noqa: E402, F401

@@ -1,4 +1,4 @@
-"""ResNet-18/34/50/152 (He et al., 2016), v1.5, ImageNet and CIFAR stems."""
+"""ResNet-18/34/50/101/152 (He et al., 2016), v1.5, ImageNet and CIFAR stems."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ _DEPTHS = {
     "resnet18": ((2, 2, 2, 2), False),
     "resnet34": ((3, 4, 6, 3), False),
     "resnet50": ((3, 4, 6, 3), True),
+    "resnet101": ((3, 4, 23, 3), True),
     "resnet152": ((3, 8, 36, 3), True),
 }
 _STAGE_CHANNELS = (64, 128, 256, 512)
@@ -45,7 +46,7 @@ def build_resnet(name: str, input_size: int | None = None, num_classes: int | No
     one 3x3/1 conv and no max-pool, so the stages see 32x32 ... 4x4 maps.
 
     Args:
-        name: ``resnet18``, ``resnet34``, ``resnet50`` or ``resnet152``.
+        name: ``resnet18``, ``resnet34``, ``resnet50``, ``resnet101`` or ``resnet152``.
         input_size: square input side, pixels (default 224, or 32 for CIFAR).
         num_classes: classifier outputs (default 1000, or 10 for CIFAR).
         stem: ``imagenet``, ``cifar``, or ``auto`` = ``cifar`` when input_size <= 32.
@@ -53,10 +54,29 @@ def build_resnet(name: str, input_size: int | None = None, num_classes: int | No
     """
     stem, input_size, num_classes = resolve_dataset(name, stem, input_size, num_classes)
     width = positive_float("width", width, name)
-    depths, bottleneck = _DEPTHS[name]
     g = Graph(name, (3, input_size, input_size),
               {"input_size": input_size, "num_classes": num_classes, "stem": stem,
                "width": width})
+    x = build_resnet_features(g, name, stem, width)
+    x = g.global_pool(x, name="avgpool")
+    g.softmax(g.fc(x, num_classes, name="fc"), name="softmax")
+    return g
+
+
+def build_resnet_features(g: Graph, name: str, stem: str = "imagenet",
+                          width: float = 1.0) -> str:
+    """Add a ResNet's stem and four stages (no classifier) on ``g.input``.
+
+    Args:
+        g: the graph to extend (its input is the image).
+        name: a key of the ResNet table (``resnet18`` ... ``resnet152``).
+        stem: ``imagenet`` (7x7/2 conv + max-pool) or ``cifar`` (3x3/1 conv).
+        width: channel multiplier.
+
+    Returns:
+        the handle of the last stage's output (stride 32 with the ImageNet stem).
+    """
+    depths, bottleneck = _DEPTHS[name]
     if stem == "cifar":
         x = g.conv_bn_relu(g.input, scaled(64, width), 3, name="stem")
     else:
@@ -67,9 +87,7 @@ def build_resnet(name: str, input_size: int | None = None, num_classes: int | No
         for index in range(blocks):
             stride = 2 if stage > 1 and index == 0 else 1
             x = block(g, x, scaled(channels, width), stride, f"layer{stage}.{index}")
-    x = g.global_pool(x, name="avgpool")
-    g.softmax(g.fc(x, num_classes, name="fc"), name="softmax")
-    return g
+    return x
 
 
 @MODELS.register("resnet18")
@@ -100,6 +118,16 @@ def resnet50(input_size: int | None = None, num_classes: int | None = None, stem
     Arguments as in :func:`build_resnet`.
     """
     return build_resnet("resnet50", input_size, num_classes, stem, width)
+
+
+@MODELS.register("resnet101")
+def resnet101(input_size: int | None = None, num_classes: int | None = None,
+              stem: str = "auto", width: float = 1.0) -> Graph:
+    """ResNet-101 v1.5: bottlenecks [3,4,23,3]; 7.8 GMACs at 224x224.
+
+    Arguments as in :func:`build_resnet`.
+    """
+    return build_resnet("resnet101", input_size, num_classes, stem, width)
 
 
 @MODELS.register("resnet152")

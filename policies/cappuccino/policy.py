@@ -1,0 +1,144 @@
+"""``cappuccino``: RenderScript CNN inference synthesised by Cappuccino.
+
+Per kernel, in each arithmetic mode the accuracy data allow, the policy
+estimates the best output-level split (:mod:`.olp`) over
+
+* the CPU clusters together (all their cores: RenderScript's CPU thread pool),
+* in ``relaxed`` and ``imprecise`` mode also the GPU alone and the CPU
+  clusters plus the GPU (RenderScript's GPU drivers do not run IEEE-exact
+  scripts),
+
+with the matching kernel library of each processor (``renderscript-<mode>``)
+and, in imprecise mode, the vector code's idle lanes (:mod:`.vectors`). It
+then picks a mode per layer under the accuracy-loss limit (:mod:`.modes`) and
+rewrites the trace into the chosen parts. RenderScript launches one kernel at
+a time, so the layers run in topological order (branches do not overlap).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from simulator.errors import ConfigError
+from simulator.policy import POLICIES, Job, Placement, Plan, Policy
+
+from ..rewrite import Rewriter
+from ..split import serialize
+from .modes import MODES, choose_modes, load_accuracy
+from .olp import Estimator, part_record
+from .vectors import simd_waste
+
+
+@POLICIES.register("cappuccino")
+class Cappuccino(Policy):
+    """Cappuccino's synthesised inference program.
+
+    Args:
+        mode: the most inexact mode allowed: ``exact`` (the paper's "parallel"
+            column), ``relaxed`` or ``imprecise``.
+        accuracy_loss: largest total top-1 accuracy loss allowed (fraction).
+        map_major: feature maps stored map-major (False: planar, vectors along
+            kernel rows).
+        processors: processors to use (default: every CPU cluster and the GPU).
+        accuracy: path of an accuracy table (default: the bundled
+            ``policies/cappuccino/accuracy.yaml``).
+        lanes: vector width in elements (float4).
+    """
+
+    name = "cappuccino"
+    conformance = {"params": {"mode": "imprecise", "accuracy_loss": 0.01},
+                   "workload": {"model": "lenet5", "batch": 1}}
+
+    def __init__(self, mode: str = "imprecise", accuracy_loss: float = 0.0,
+                 map_major: bool = True, processors: list[str] | None = None,
+                 accuracy: str | None = None, lanes: int = 4):
+        if mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}; got {mode!r}",
+                              path="mode")
+        if not isinstance(accuracy_loss, (int, float)) or not 0 <= accuracy_loss <= 1:
+            raise ConfigError(f"accuracy_loss is a fraction in [0, 1]; got {accuracy_loss!r}",
+                              path="accuracy_loss")
+        if not isinstance(lanes, int) or lanes < 1:
+            raise ConfigError(f"lanes must be a positive integer; got {lanes!r}", path="lanes")
+        self.mode = mode
+        self.accuracy_loss = float(accuracy_loss)
+        self.map_major = bool(map_major)
+        self.processors = processors
+        self.accuracy = accuracy
+        self.lanes = lanes
+        self._table = load_accuracy(accuracy)
+        self._chosen: dict[str, str] = {}
+        self._loss = 0.0
+
+    def _processor_sets(self, job: Job, mode: str, est: Estimator) -> list[list[Placement]]:
+        names = list(self.processors or est.specs)
+        for name in names:
+            if name not in est.specs:
+                raise ConfigError(f"unknown processor {name!r}; this SoC has "
+                                  f"{', '.join(est.specs)}", path="processors")
+        library = f"renderscript-{mode}"
+        cpus = [Placement(n, est.specs[n].units, library=library)
+                for n in names if n.startswith("cpu.")]
+        others = [Placement(n, est.specs[n].units, library=library)
+                  for n in names if not n.startswith("cpu.")]
+        sets = [cpus] if cpus else []
+        if mode != "exact":  # GPU drivers need relaxed or imprecise floats
+            sets += [[p] for p in others]
+            if cpus and others:
+                sets.append(cpus + others)
+        return sets
+
+    def plan(self, job: Job) -> Plan:
+        trace = serialize(job.trace)
+        est = Estimator(self.context, job)
+        records = trace.table.to_dict("records")
+        modes = MODES[:MODES.index(self.mode) + 1]
+        sets = {mode: self._processor_sets(job, mode, est) for mode in modes}
+        options: list[dict[str, tuple[list, dict]]] = []
+        layer_times: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        for record in records:
+            per_mode = {}
+            for mode in modes:
+                rec = dict(record)
+                rec["simd_waste"] = (simd_waste(record, self.map_major, self.lanes)
+                                     if mode == "imprecise" else 0.0)
+                parts, seconds = est.best(rec, sets[mode])
+                if parts:
+                    per_mode[mode] = (parts, rec)
+                    layer_times[_layer(record)][mode] += seconds
+            if "exact" not in per_mode:
+                raise ConfigError(f"kernel {record['name']!r} cannot run on the chosen "
+                                  "processors", path="processors")
+            options.append(per_mode)
+        model = str(records[0].get("model", "")) if records else ""
+        losses = {layer: {m: loss for m in modes
+                          if (loss := self._table.loss(model, layer, m)) is not None}
+                  for layer in layer_times}
+        # every kernel of a layer needs the mode for the layer to use it
+        times = {layer: {m: t for m, t in per.items()
+                         if all(m in options[r] for r, rec in enumerate(records)
+                                if _layer(rec) == layer)}
+                 for layer, per in layer_times.items()}
+        self._chosen = choose_modes(times, losses, self.accuracy_loss)
+        self._loss = sum(losses[layer].get(mode, 0.0) for layer, mode in self._chosen.items())
+        rw = Rewriter(trace)
+        for row, record in enumerate(records):
+            parts, rec = options[row][self._chosen[_layer(record)]]
+            deps = rw.inputs(row)
+            ids = [rw.emit(part_record(rec, fraction) if len(parts) > 1 else rec, placement,
+                           deps, name=f"{record['name']}[{i}]" if len(parts) > 1 else None)
+                   for i, (placement, fraction) in enumerate(parts)]
+            rw.finish(row, ids)
+        new_trace, placements = rw.build(f"cappuccino {self.mode}")
+        return Plan(placements, trace=new_trace)
+
+    def metrics(self, result, iterations) -> dict[str, float]:
+        modes = list(self._chosen.values())
+        return {"cappuccino.inexact_layers": float(sum(m != "exact" for m in modes)),
+                "cappuccino.layers": float(len(modes)),
+                "cappuccino.accuracy_loss": self._loss}
+
+
+def _layer(record: dict) -> str:
+    layer = record.get("layer")
+    return str(layer) if isinstance(layer, str) and layer else str(record["name"])

@@ -1,0 +1,249 @@
+"""The registered split-inference policies: dyno, neurosurgeon, device-only,
+server-only and static-split (parameters in each class; concepts in :mod:`.base`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.errors import ConfigError
+from simulator.policy import POLICIES
+from workloads.packing.codec import LOSSLESS
+from workloads.splits.profile import RAW, SplitProfile
+
+from .base import DEFAULT_BITS, JobState, SplitInference
+from .scheduler import choose, parse_objectives
+
+
+def _bits(bits: list[int] | tuple[int, ...]) -> list[int]:
+    if not isinstance(bits, (list, tuple)) or not bits:
+        raise ConfigError(f"must be a non-empty list of bitwidths; got {bits!r}", path="bits")
+    for b in bits:
+        if not isinstance(b, int) or not (1 <= b <= 16 or b == LOSSLESS):
+            raise ConfigError(f"bitwidths are 1..16 or {LOSSLESS} (lossless); got {b!r}",
+                              path="bits")
+    return sorted(set(bits))
+
+
+def _allowance(value: float, path: str = "accuracy_allowance") -> float:
+    if not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"must be a positive number of percentage points; got {value!r}",
+                          path=path)
+    return float(value)
+
+
+@POLICIES.register("dyno")
+class DynO(SplitInference):
+    """DynO: split point and transfer bitwidth chosen at run time.
+
+    Args:
+        constraints: ordered hard constraints (:mod:`.scheduler`); default: accuracy
+            drop below 1 pp.
+        targets: ordered soft targets; default: minimum server cost, then maximum
+            throughput.
+        bits: candidate bitwidths (32 = lossless packing).
+        reinvoke: re-run the scheduler when a monitored estimate moved by more than
+            this fraction since the last decision.
+        tie: relative tolerance under which two values of a target are equal.
+        client, client_cores, packer, server, unpacker: placements (:mod:`.base`).
+        accuracy_table: CSV of measured accuracy drops replacing the defaults.
+        activations: folder of ``<layer>.npy`` dumps to pack with the real codec.
+    """
+
+    name = "dyno"
+    adaptive = True
+
+    def __init__(self, constraints: list | None = None, targets: list | None = None,
+                 bits: list[int] = DEFAULT_BITS, reinvoke: float = 0.05, tie: float = 0.01,
+                 client: str = "gpu", client_cores: int | None = None,
+                 packer: str | None = None, server: str = "server:gpu",
+                 unpacker: str | None = None, accuracy_table: str | None = None,
+                 activations: str | None = None):
+        self.constraints = ([{"metric": "accuracy_drop", "max": 1.0}]
+                            if constraints is None else constraints)
+        self.targets = ([{"metric": "server_cost", "goal": "min"},
+                         {"metric": "throughput", "goal": "max"}]
+                        if targets is None else targets)
+        self._constraints, self._targets = parse_objectives(self.constraints, self.targets)
+        self.bits = _bits(bits)
+        if not 0 <= tie < 1:
+            raise ConfigError(f"must be in [0, 1); got {tie!r}", path="tie")
+        self.tie = tie
+        self._configure(client, client_cores, packer, server, unpacker, accuracy_table,
+                        activations, reinvoke)
+
+    def candidates(self, profile: SplitProfile) -> list:
+        n = len(profile.trace)
+        return [(split, None if split.index == n else b)
+                for split in profile.candidates
+                for b in ([None] if split.index == n else self.bits)]
+
+    def _references(self, state: JobState) -> dict[str, int]:
+        n = len(state.profile.trace)
+        device_only = next(k for k, (s, _) in enumerate(state.configs) if s.index == n)
+        at_zero = [k for k, (s, b) in enumerate(state.configs) if s.index == 0]
+        server_only = min(at_zero, key=lambda k: (state.profile.drop(*state.configs[k]) >= 1.0,
+                                                  state.configs[k][1]))
+        return {"device-only": device_only, "server-only": server_only}
+
+    def decide(self, state: JobState, estimates: dict[str, np.ndarray] | None) -> int:
+        choice, self._feasible = choose(estimates, self._constraints, self._targets,
+                                        self._references(state), self.tie)
+        return choice
+
+    def metrics(self, result, iterations) -> dict[str, float]:
+        """The base metrics, whether the last decision met every constraint
+        (``constraints_met``) and the first absolute latency bound (``latency_bound_s``)."""
+        out = super().metrics(result, iterations)
+        out["constraints_met"] = float(getattr(self, "_feasible", True))
+        bound = next((c.max for c in self._constraints
+                      if c.metric == "latency" and c.max is not None and c.relative_to is None),
+                     None)
+        if bound is not None:
+            out["latency_bound_s"] = bound
+        return out
+
+
+@POLICIES.register("neurosurgeon")
+class Neurosurgeon(SplitInference):
+    """Neurosurgeon (Kang et al., ASPLOS'17): the split minimising latency, over every
+    layer boundary, with unquantised transfers; re-decided when the estimates move.
+
+    Args:
+        reinvoke: re-decide when an estimate moved by more than this fraction.
+        client, client_cores, packer, server, unpacker: placements (the packer and
+            unpacker stay idle: nothing is packed).
+    """
+
+    name = "neurosurgeon"
+    adaptive = True
+    relu_only = False
+
+    def __init__(self, reinvoke: float = 0.05, client: str = "gpu",
+                 client_cores: int | None = None, packer: str | None = None,
+                 server: str = "server:gpu", unpacker: str | None = None):
+        self._configure(client, client_cores, packer, server, unpacker, None, None, reinvoke)
+
+    def candidates(self, profile: SplitProfile) -> list:
+        n = len(profile.trace)
+        return [(split, None if split.index == n else RAW) for split in profile.candidates]
+
+    def decide(self, state: JobState, estimates: dict[str, np.ndarray] | None) -> int:
+        return int(np.argmin(estimates["latency"]))
+
+
+class _Static(SplitInference):
+    """A fixed configuration chosen from the profile alone."""
+
+    def decide(self, state: JobState, estimates) -> int:
+        return 0
+
+
+@POLICIES.register("device-only")
+class DeviceOnly(_Static):
+    """The whole model on the client.
+
+    Args:
+        client, client_cores, packer, server, unpacker: placements (only ``client`` used).
+    """
+
+    name = "device-only"
+
+    def __init__(self, client: str = "gpu", client_cores: int | None = None,
+                 packer: str | None = None, server: str = "server:gpu",
+                 unpacker: str | None = None):
+        self._configure(client, client_cores, packer, server, unpacker, None, None)
+
+    def candidates(self, profile: SplitProfile) -> list:
+        return [(profile.candidates[-1], None)]
+
+
+@POLICIES.register("server-only")
+class ServerOnly(_Static):
+    """The whole model on the server; the input is sent packed (DynO's enhanced
+    baseline), raw, or as a JPEG.
+
+    Args:
+        input: ``packed`` (CNN-ISPM at the lowest bitwidth within the accuracy
+            allowance), ``raw`` (FP32) or ``jpeg``.
+        accuracy_allowance: drop (pp) the packed input may cost.
+        bits: candidate bitwidths for the packed input.
+        jpeg_bits_per_pixel: JPEG size per pixel (bits); 2 bits/pixel is a
+            quality-90 JPEG of a natural image (E).
+        client, client_cores, packer, server, unpacker: placements.
+        accuracy_table: CSV of measured accuracy drops.
+    """
+
+    name = "server-only"
+
+    def __init__(self, input: str = "packed", accuracy_allowance: float = 1.0,
+                 bits: list[int] = DEFAULT_BITS, jpeg_bits_per_pixel: float = 2.0,
+                 client: str = "gpu", client_cores: int | None = None,
+                 packer: str | None = None, server: str = "server:gpu",
+                 unpacker: str | None = None, accuracy_table: str | None = None):
+        if input not in ("packed", "raw", "jpeg"):
+            raise ConfigError(f"must be packed, raw or jpeg; got {input!r}", path="input")
+        if not isinstance(jpeg_bits_per_pixel, (int, float)) or jpeg_bits_per_pixel <= 0:
+            raise ConfigError(f"must be positive; got {jpeg_bits_per_pixel!r}",
+                              path="jpeg_bits_per_pixel")
+        self.input = input
+        self.accuracy_allowance = _allowance(accuracy_allowance)
+        self.bits = _bits(bits)
+        self.jpeg_bits_per_pixel = float(jpeg_bits_per_pixel)
+        self._configure(client, client_cores, packer, server, unpacker, accuracy_table, None)
+
+    def candidates(self, profile: SplitProfile) -> list:
+        split = profile.candidates[0]
+        if self.input == "packed":
+            return [(split, profile.lowest_bits(split, self.accuracy_allowance, self.bits))]
+        return [(split, RAW if self.input == "raw" else None)]
+
+    def _jpeg_bytes(self, split) -> float | None:
+        if self.input != "jpeg":
+            return None
+        pixels = split.tensors[0].elements / max(split.tensors[0].channels, 1)
+        return pixels * self.jpeg_bits_per_pixel / 8
+
+
+@POLICIES.register("static-split")
+class StaticSplit(_Static):
+    """A fixed split (e.g. to break the runtime down per split point).
+
+    Args:
+        position: where to cut, as a fraction of the model's kernels in [0, 1]:
+            the candidate split nearest to it.
+        bits: bitwidth of the transfer: an int (32 = lossless) or ``auto`` (the
+            lowest of 3..8 within ``accuracy_allowance``); ``raw`` sends FP32 unpacked.
+        accuracy_allowance: drop (pp) allowed with ``bits: auto``.
+        relu_only: cut only where ReLU outputs cross (DynO's candidates).
+        client, client_cores, packer, server, unpacker: placements.
+        accuracy_table: CSV of measured accuracy drops.
+    """
+
+    name = "static-split"
+
+    def __init__(self, position: float = 0.5, bits: int | str = "auto",
+                 accuracy_allowance: float = 1.0, relu_only: bool = True,
+                 client: str = "gpu", client_cores: int | None = None,
+                 packer: str | None = None, server: str = "server:gpu",
+                 unpacker: str | None = None, accuracy_table: str | None = None):
+        if not isinstance(position, (int, float)) or not 0 <= position <= 1:
+            raise ConfigError(f"must be a fraction in [0, 1]; got {position!r}",
+                              path="position")
+        if bits not in ("auto", "raw"):
+            _bits([bits])
+        self.position = float(position)
+        self.bits = bits
+        self.accuracy_allowance = _allowance(accuracy_allowance)
+        self.relu_only = bool(relu_only)
+        self._configure(client, client_cores, packer, server, unpacker, accuracy_table, None)
+
+    def candidates(self, profile: SplitProfile) -> list:
+        split = min(profile.candidates, key=lambda s: (abs(s.fraction - self.position),
+                                                       s.index))
+        if split.index == len(profile.trace):
+            return [(split, None)]
+        if self.bits == "raw":
+            return [(split, RAW)]
+        bits = (profile.lowest_bits(split, self.accuracy_allowance, list(range(3, 9)))
+                if self.bits == "auto" else self.bits)
+        return [(split, bits)]

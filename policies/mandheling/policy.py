@@ -1,0 +1,268 @@
+"""``mandheling``: integer training with the integer operators on the Hexagon DSP.
+
+The plan for one training step, technique by technique (each switchable, for
+the paper's ablation):
+
+1. the integer trace (``algorithm``, NITI by default; Mandheling supports the
+   algorithms whose YAML says ``mandheling_supported``);
+2. profiling: each operator's latency on the CPU thread pool (``cpu``) and on
+   the DSP (all HVX contexts), and with ``batch_splitting`` the best
+   micro-batch split of the DSP-abnormal ones (:mod:`.batch_splitting`);
+3. placement: with ``co_scheduling`` the dynamic programme with the switch
+   cost (:mod:`.co_scheduling`), else every DSP-capable operator on the DSP;
+   the DSP-abnormal operators placed on the DSP are then split;
+4. with ``adaptive_rescaling`` a static-scale alternative for every rescaling
+   site, chosen per batch by the f/2 rule (:mod:`.rescaling`);
+5. DSP subgraphs and their preparation, every batch or, with
+   ``subgraph_reuse``, once while they fit the DSP memory (:mod:`.subgraph_reuse`);
+6. the order: one operator at a time, or with ``parallel`` CPU and DSP
+   subgraphs overlapping where the data allow (:mod:`.parallel`).
+
+Weights stay where they are updated between batches: a step ends with a
+zero-byte barrier on the DSP after the DSP's last kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator.errors import ConfigError
+from simulator.policy import POLICIES, Job, Placement, Plan, Policy
+
+from .batch_splitting import best_split, micro_batch
+from .co_scheduling import CPU, DSP, co_schedule, dsp_first
+from .cpu import check_cpu, pin_frequency, pool_duration, thread_pool
+from .parallel import per_processor_order, serial_order
+from .rescaling import (
+    RescaleGroup,
+    ScaleProcess,
+    add_static_alternatives,
+    find_groups,
+    rescale_schedule,
+)
+from .rows import Rewrite, assemble
+from .subgraph_reuse import add_preparation, find_subgraphs, residency
+from .workload import integer_trace
+
+# Self-adaptive rescaling: measurement window and period (batches), E: the paper
+# gives the rule (rescale at f/2 after measuring f), not these lengths.
+WINDOW, PERIOD = 50, 500
+
+
+@POLICIES.register("mandheling")
+class Mandheling(Policy):
+    """Mandheling's CPU-DSP co-execution of integer training.
+
+    Args:
+        co_scheduling: place operators by the dynamic programme (else all that
+            the DSP supports on the DSP).
+        adaptive_rescaling: rescale each layer at the f/2 rule (else every batch).
+        batch_splitting: run DSP-abnormal operators as micro-batches.
+        subgraph_reuse: keep prepared DSP subgraphs (else prepare every batch).
+        parallel: overlap CPU and DSP subgraphs (else one operator at a time).
+        cpu: the CPU thread pool (``big2`` by default, as in the paper).
+        cpu_freq: ``max``, ``min`` or ``governor``.
+        algorithm: the integer training algorithm applied to an FP32 workload.
+        library: kernel library of the CPU part and of graph preparation
+            (``mnn``; ``tflite`` for TFLite's preparation cost).
+        start_batch: index in the training run of the job's first batch (the
+            scale factors change often early on; per-batch experiments sample
+            the later phase).
+        split_threshold: how much worse per sample an operator must be at the
+            full batch to count as abnormal.
+    """
+
+    name = "mandheling"
+    conformance = {"params": {}, "workload": {"model": "lenet5", "mode": "training",
+                                              "batch": 8, "iterations": 3}}
+
+    def __init__(self, co_scheduling: bool = True, adaptive_rescaling: bool = True,
+                 batch_splitting: bool = True, subgraph_reuse: bool = True,
+                 parallel: bool = True, cpu: str = "big2", cpu_freq: str = "governor",
+                 algorithm: str = "niti", library: str = "mnn", start_batch: int = 500,
+                 split_threshold: float = 1.5):
+        check_cpu(cpu, cpu_freq)
+        if start_batch < 0:
+            raise ConfigError(f"start_batch must be >= 0; got {start_batch!r}",
+                              path="start_batch")
+        if split_threshold < 1:
+            raise ConfigError(f"split_threshold must be >= 1; got {split_threshold!r}",
+                              path="split_threshold")
+        self.co_scheduling = co_scheduling
+        self.adaptive_rescaling = adaptive_rescaling
+        self.batch_splitting = batch_splitting
+        self.subgraph_reuse = subgraph_reuse
+        self.parallel = parallel
+        self.cpu = cpu
+        self.cpu_freq = cpu_freq
+        self.algorithm = algorithm
+        self.library = library
+        self.start_batch = start_batch
+        self.split_threshold = split_threshold
+        self.summary: dict[str, float] = {}
+
+    # -- the plan -----------------------------------------------------------
+    def plan(self, job: Job) -> Plan:
+        specs = self.context.processors(job.device)
+        if DSP not in specs:
+            raise ConfigError("mandheling needs a SoC with a 'dsp'")
+        dsp = specs[DSP]
+        pin_frequency(self.context.system.device(job.device), self.cpu_freq)
+        pool = thread_pool(specs, self.cpu, self.library)
+        rewrite = Rewrite(integer_trace(job, self.algorithm, require_dsp_support=True))
+        groups = find_groups(rewrite) if self.adaptive_rescaling else []
+
+        target, splits = self._place(job, rewrite, pool, dsp.units)
+        self._split(rewrite, splits, groups, target)
+        alternatives: set[int] = set()
+        if groups:
+            add_static_alternatives(rewrite, groups, target)
+            alternatives = {i for group in groups for i in group.static}
+        subgraphs = find_subgraphs(rewrite, target, alternatives)
+        library = dsp.libraries.get(self.library)
+        setup = library.graph_setup if library is not None and library.graph_setup else 0.0
+        add_preparation(rewrite, subgraphs, target, setup)
+        if self.parallel:
+            per_processor_order(rewrite, target)
+        else:
+            serial_order(rewrite)
+        self._barrier(rewrite, target)
+
+        pools = {CPU: pool, DSP: [(Placement(DSP, dsp.units, library=self.library), 1.0)]}
+        trace, placements, parts_of = assemble(rewrite, target, pools, "mandheling")
+        rows_of = {kid: [trace.index_of[p] for p in parts] for kid, parts in parts_of.items()}
+        prepared = residency([s.memory for s in subgraphs], dsp.memory_budget
+                             if self.subgraph_reuse else 0.0)
+        skip = _Skips(self, job, groups, subgraphs, prepared, rows_of)
+        self.summary = {
+            "dsp_kernels": float(sum(p.processor == DSP for p in placements)),
+            "cpu_kernels": float(sum(p.processor != DSP for p in placements)),
+            "dsp_subgraphs": float(len(subgraphs)),
+            "split_operators": float(len(splits)),
+            "graph_prepare_s": float(setup * sum(s.operators for s in subgraphs)),
+            "rescale_fraction": skip.rescale_fraction,
+        }
+        return Plan(placements, trace=trace, skip=skip)
+
+    def _place(self, job: Job, rewrite: Rewrite, pool, dsp_units: int
+               ) -> tuple[dict[int, str], dict[int, int]]:
+        """Profile every kernel; return its target and the splits of DSP kernels."""
+        ctx = self.context
+        records = rewrite.records
+        cpu_cost = [pool_duration(ctx, job, r, pool) for r in records]
+        dsp_cost, parts = [], []
+        for record in records:
+            def latency(row, _ctx=ctx):
+                return _ctx.duration(job, row, DSP, dsp_units, self.library)
+
+            if self.batch_splitting:
+                n, seconds = best_split(record, latency, self.split_threshold)
+            else:
+                n, seconds = 1, latency(record)
+            parts.append(n)
+            dsp_cost.append(seconds)
+        if self.co_scheduling:
+            name = pool[0][0].processor
+            switch = [ctx.transfer_time(job, name, DSP, r["bytes_out"]) for r in records[:-1]]
+            where = co_schedule(cpu_cost, dsp_cost, switch)
+        else:
+            where = dsp_first(dsp_cost)
+            for i, (w, c) in enumerate(zip(where, cpu_cost)):
+                if w == CPU and np.isinf(c):
+                    raise ConfigError(f"kernel {records[i]['name']!r} runs on neither the "
+                                      "CPU nor the DSP")
+        target = {r["id"]: w for r, w in zip(records, where)}
+        splits = {r["id"]: n for r, w, n in zip(records, where, parts) if w == DSP and n > 1}
+        return target, splits
+
+    @staticmethod
+    def _split(rewrite: Rewrite, splits: dict[int, int], groups: list[RescaleGroup],
+               target: dict[int, str]) -> None:
+        """Replace each split kernel by its micro-batch chain (the last part keeps
+        the kernel's id, so its dependants need no change)."""
+        if not splits:
+            return
+        part_ids: dict[int, list[int]] = {}
+        records = []
+        for record in rewrite.records:
+            count = splits.get(record["id"])
+            if count is None:
+                records.append(record)
+                continue
+            previous = None
+            ids = []
+            for index in range(count):
+                part = micro_batch(record, count)
+                part["id"] = record["id"] if index == count - 1 else rewrite.new_id()
+                part["name"] = f"{record['name']}.mb{index}"
+                part["deps"] = record["deps"] if previous is None else (previous,)
+                records.append(part)
+                ids.append(part["id"])
+                target[part["id"]] = DSP
+                previous = part["id"]
+            part_ids[record["id"]] = ids
+        rewrite.records = records
+        for group in groups:
+            group.compute = [p for kid in group.compute for p in part_ids.get(kid, [kid])]
+
+    @staticmethod
+    def _barrier(rewrite: Rewrite, target: dict[int, str]) -> None:
+        """A zero-byte kernel after the DSP's last kernels: their outputs (updated
+        weights) stay in DSP memory instead of being copied home each batch."""
+        successors = rewrite.successors()
+        sinks = tuple(r["id"] for r in rewrite.records
+                      if not successors[r["id"]] and target[r["id"]] == DSP)
+        if not sinks:
+            return
+        kid = rewrite.new_id()
+        rewrite.records.append({"id": kid, "name": "dsp.barrier", "op": "copy", "pass": "other",
+                                "precision": "int8", "flops": 0.0, "bytes_in": 0.0,
+                                "bytes_out": 0.0, "weight_bytes": 0.0, "deps": sinks})
+        target[kid] = DSP
+
+    def metrics(self, result, iterations) -> dict[str, float]:
+        """The plan's shape: kernels per processor, subgraphs, splits, preparation
+        time per full preparation (s), share of layer-batches that rescale."""
+        return {f"mandheling.{k}": v for k, v in self.summary.items()}
+
+
+class _Skips:
+    """The plan's conditional kernels per iteration: preparation of subgraphs still
+    prepared, and per rescale group the version (dynamic or static) not used."""
+
+    def __init__(self, policy: Mandheling, job: Job, groups: list[RescaleGroup], subgraphs,
+                 prepared: list[set[int]], rows_of: dict[int, list[int]]):
+        def rows(ids) -> frozenset[int]:
+            return frozenset(r for kid in ids for r in rows_of[kid])
+
+        steady = prepared[-1]
+        self.prepare_skip = rows(s.prepare for i, s in enumerate(subgraphs) if i not in steady)
+        layers = sorted({g.layer for g in groups})
+        self.static_rows = [rows(g.static) for g in groups]
+        self.dynamic_rows = [rows([*g.compute, g.reduce_max, g.shift]) for g in groups]
+        self.group_layer = [layers.index(g.layer) for g in groups]
+        batches = policy.start_batch + job.iterations
+        rng = policy.context.rng
+        process = ScaleProcess()
+        schedule = np.zeros((len(layers), job.iterations), dtype=bool)
+        for index in range(len(layers)):
+            changed = process.changes(rng, batches)
+            phase = int(rng.integers(1, PERIOD))
+            schedule[index] = rescale_schedule(changed, WINDOW, PERIOD,
+                                               phase)[policy.start_batch:]
+        self.schedule = schedule
+        self.rescale_fraction = float(schedule.mean()) if len(layers) else 1.0
+        self._cache: dict[tuple, frozenset[int]] = {}
+
+    def __call__(self, iteration: int) -> frozenset[int]:
+        decisions = tuple(bool(x) for x in self.schedule[:, iteration]) if len(
+            self.schedule) else ()
+        key = (iteration == 0, decisions)
+        out = self._cache.get(key)
+        if out is None:
+            skipped: set[int] = set() if iteration == 0 else set(self.prepare_skip)
+            for group, layer in enumerate(self.group_layer):
+                rescale = decisions[layer]
+                skipped |= self.static_rows[group] if rescale else self.dynamic_rows[group]
+            out = self._cache[key] = frozenset(skipped)
+        return out

@@ -1,0 +1,158 @@
+"""Self-adaptive rescaling: rescale an integer layer only as often as its scale changes.
+
+NITI-style training rescales every INT32 result back to INT8 with a scale
+found at run time: the operator writes INT32 accumulators, a ReduceMax finds
+their maximum and a Shift re-reads them (the trace's ``reduce_max`` and
+``shift`` kernels after each conv/deconv/FC): at least twice the work of the
+same operator with a known scale, whose requantisation is fused into the
+operator (it writes INT8 directly). Each such *rescale group* therefore gets
+a static-scale alternative kernel; in every batch exactly one of the two
+versions runs (the plan's conditional kernels).
+
+Which one runs follows each weighted layer's scale factor, a seeded
+stochastic process (:class:`ScaleProcess`): frequent changes early in
+training, then flipping between two neighbouring values, each value held for
+10-60 batches (the paper's observation). The policy (:func:`rescale_schedule`)
+rescales every batch during a measurement window of ``window`` batches, takes
+the frequency ``f`` of actual changes in it (changes per batch) and then
+rescales every ``round(2 / f)`` batches (frequency ``f / 2``) until the next
+window, ``period`` batches later. Layers measure independently: each layer's
+windows start at its own (seeded) phase. Without the technique every batch
+rescales.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .rows import Rewrite
+
+_COMPUTE = ("conv", "dwconv", "deconv", "fc", "matmul")
+
+
+@dataclass(frozen=True)
+class ScaleProcess:
+    """The scale factor of one layer over training (batch by batch).
+
+    Attributes:
+        early: batches at the start of training with frequent changes.
+        early_change: probability of a change per batch early on.
+        dwell: (shortest, longest) number of batches a value is held later
+            (uniform), the paper's 10-60.
+    """
+
+    early: int = 100
+    early_change: float = 0.3
+    dwell: tuple[int, int] = (10, 60)
+
+    def changes(self, rng: np.random.Generator, batches: int) -> np.ndarray:
+        """Booleans: did the scale change at each batch (0 .. ``batches`` - 1)."""
+        changed = np.zeros(batches, dtype=bool)
+        early = min(self.early, batches)
+        changed[:early] = rng.random(early) < self.early_change
+        t = early
+        low, high = self.dwell
+        while t < batches:
+            t += int(rng.integers(low, high + 1))
+            if t < batches:
+                changed[t] = True
+        return changed
+
+
+def rescale_schedule(changed: np.ndarray, window: int = 50, period: int = 500,
+                     phase: int = 0) -> np.ndarray:
+    """Booleans: does the layer rescale at each batch (the f/2 rule).
+
+    Args:
+        changed: the layer's scale changes per batch (from the start of training).
+        window: batches of the measurement window (rescaling every batch).
+        period: batches from the start of one window to the next.
+        phase: start of the second window (the first opens with training).
+    """
+    batches = len(changed)
+    out = np.zeros(batches, dtype=bool)
+    starts = [0, *range(phase % period or period, batches, period)]
+    for start, following in zip(starts, [*starts[1:], batches]):
+        stop = min(start + window, batches)
+        out[start:stop] = True
+        f = changed[start:stop].mean() if stop > start else 0.0
+        every = max(1, round(2.0 / f)) if f > 0 else period
+        out[stop:following:every] = True
+    return out
+
+
+@dataclass
+class RescaleGroup:
+    """One rescaling site: the operator kernel(s), its ReduceMax and Shift, and
+    the static-scale alternative kernel(s) added for it.
+
+    Attributes:
+        layer: the weighted layer whose scale it follows.
+        compute: ids of the operator's kernels (several after batch splitting).
+        reduce_max: id of the ReduceMax kernel.
+        shift: id of the Shift kernel.
+        static: ids of the static-scale alternative kernels.
+    """
+
+    layer: str
+    compute: list[int]
+    reduce_max: int
+    shift: int
+    static: list[int]
+
+
+def find_groups(rewrite: Rewrite) -> list[RescaleGroup]:
+    """The rescale groups of an integer trace: compute -> reduce_max -> shift chains."""
+    by_id = rewrite.by_id()
+    successors = rewrite.successors()
+    groups = []
+    for record in rewrite.records:
+        if record["op"] != "reduce_max" or len(record["deps"]) != 1:
+            continue
+        producer = by_id[record["deps"][0]]
+        after = successors[record["id"]]
+        if producer["op"] not in _COMPUTE or len(after) != 1:
+            continue
+        shift = by_id[after[0]]
+        if shift["op"] != "shift" or shift["deps"] != (record["id"],):
+            continue
+        groups.append(RescaleGroup(str(producer.get("layer") or producer["name"]),
+                                   [producer["id"]], record["id"], shift["id"], []))
+    return groups
+
+
+def add_static_alternatives(rewrite: Rewrite, groups: list[RescaleGroup],
+                            target: dict[int, str]) -> None:
+    """Add each group's static-scale kernels (one per operator kernel), placed
+    like them: INT8 output, the shift's work fused in, the same inputs; the
+    shift's dependants wait for them too (one of the two versions is skipped)."""
+    by_id = rewrite.by_id()
+    position = {record["id"]: i for i, record in enumerate(rewrite.records)}
+    inserts: dict[int, list[dict]] = {}
+    for group in groups:
+        shift = by_id[group.shift]
+        parts = [by_id[i] for i in group.compute]
+        total_flops = sum(p["flops"] for p in parts) or 1.0
+        int32_bytes = sum(p["bytes_out"] for p in parts) or 1.0
+        previous = None
+        for part in parts:
+            alt = dict(part)
+            alt["id"] = rewrite.new_id()
+            alt["name"] = f"{part['name']}.static"
+            alt["flops"] = part["flops"] + shift["flops"] * part["flops"] / total_flops
+            alt["bytes_out"] = part["bytes_out"] * shift["bytes_out"] / int32_bytes
+            alt["deps"] = part["deps"] if previous is None else (previous,)
+            target[alt["id"]] = target[part["id"]]
+            group.static.append(alt["id"])
+            inserts.setdefault(position[group.shift], []).append(alt)
+            previous = alt["id"]
+        for record in rewrite.records:
+            if group.shift in record["deps"]:
+                record["deps"] = (*record["deps"], previous)
+    records = []
+    for i, record in enumerate(rewrite.records):
+        records.append(record)
+        records.extend(inserts.get(i, []))
+    rewrite.records = records

@@ -1,0 +1,135 @@
+"""DSP compute-subgraph reuse under the DSP memory budget (MRU release).
+
+After placement, consecutive DSP operators (in execution order) form a DSP
+*subgraph*. An engine prepares every subgraph before running it: it
+allocates DSP memory for its tensors and weights and builds its op
+references (Hexagon NN through FastRPC), which costs ``graph_setup`` per
+operator (the DSP's kernel-library table in the SoC file; fitted to the
+paper's 212 ms per VGG-16 batch on MNN, 304 ms on TFLite). Engines redo it
+every batch; the model structure does not change, so Mandheling keeps the
+prepared subgraphs. Keeping all of them can exceed the DSP's
+``memory_budget``. Memory is allocated in execution order, so the most
+recently used region is the one needed again last: when a subgraph does not
+fit, :func:`residency` releases most-recently-used regions, the one that best
+fits the need if a single one suffices (the paper enumerates release plans;
+with one region per subgraph this is that choice), else MRU first until it
+fits. Released subgraphs are prepared again when next used.
+
+Preparation kernels (one per subgraph, ``fixed_s`` = operators x
+``graph_setup``) run on the DSP at the start of each batch; the plan skips
+those of subgraphs that are still prepared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .rows import Rewrite
+
+
+@dataclass
+class Subgraph:
+    """A run of consecutive DSP kernels.
+
+    Attributes:
+        kernels: ids, in execution order (static-scale alternatives included).
+        operators: operators to prepare (alternatives are versions of one).
+        memory: bytes of DSP memory its prepared graph holds.
+        prepare: id of its preparation kernel (None when not added).
+    """
+
+    kernels: list[int] = field(default_factory=list)
+    operators: int = 0
+    memory: float = 0.0
+    prepare: int | None = None
+
+
+def find_subgraphs(rewrite: Rewrite, target: dict[int, str], alternatives: set[int],
+                   dsp: str = "dsp") -> list[Subgraph]:
+    """Maximal runs of consecutive ``dsp`` kernels in the records' order."""
+    out: list[Subgraph] = []
+    current: Subgraph | None = None
+    for record in rewrite.records:
+        if target[record["id"]] != dsp:
+            current = None
+            continue
+        if current is None:
+            current = Subgraph()
+            current.memory = float(record["bytes_in"])
+            out.append(current)
+        current.kernels.append(record["id"])
+        if record["id"] not in alternatives:
+            current.operators += 1
+            current.memory += float(record["bytes_out"] + record["weight_bytes"])
+    return out
+
+
+def residency(memory: list[float], budget: float | None, batches: int = 3) -> list[set[int]]:
+    """Which subgraphs are prepared in each of ``batches`` batches.
+
+    Args:
+        memory: bytes each subgraph holds, in execution order.
+        budget: DSP memory available (None: unlimited).
+        batches: batches to simulate (from the first, which prepares all).
+
+    Returns:
+        per batch, the indices of the subgraphs prepared in it.
+    """
+    budget = float("inf") if budget is None else budget
+    resident: dict[int, int] = {}  # subgraph -> last use (a counter)
+    clock = 0
+    out = []
+    for _ in range(batches):
+        prepared = set()
+        for index, need in enumerate(memory):
+            clock += 1
+            if index in resident:
+                resident[index] = clock
+                continue
+            prepared.add(index)
+            if need > budget:
+                continue  # cannot stay: prepared for this use only
+            _release(resident, memory, need - (budget - sum(memory[i] for i in resident)))
+            resident[index] = clock
+        out.append(prepared)
+    return out
+
+
+def _release(resident: dict[int, int], memory: list[float], deficit: float) -> None:
+    """Free at least ``deficit`` bytes from the most recently used regions."""
+    if deficit <= 0:
+        return
+    by_recency = sorted(resident, key=lambda i: -resident[i])
+    fitting = [i for i in by_recency if memory[i] >= deficit]
+    if fitting:
+        best = min(fitting, key=lambda i: (memory[i], -resident[i]))
+        del resident[best]
+        return
+    for index in by_recency:
+        del resident[index]
+        deficit -= memory[index]
+        if deficit <= 0:
+            return
+
+
+def add_preparation(rewrite: Rewrite, subgraphs: list[Subgraph], target: dict[int, str],
+                    setup: float, dsp: str = "dsp") -> None:
+    """Add one preparation kernel per subgraph at the start of the step (chained);
+    each subgraph's first kernel waits for its preparation."""
+    previous = None
+    records = []
+    first = {sub.kernels[0]: sub for sub in subgraphs}
+    for sub in subgraphs:
+        kid = rewrite.new_id()
+        sub.prepare = kid
+        records.append({"id": kid, "name": f"dsp_subgraph{len(records)}.prepare", "op": "copy",
+                        "pass": "other", "precision": "int8", "flops": 0.0, "bytes_in": 0.0,
+                        "bytes_out": 0.0, "weight_bytes": 0.0, "fixed_s": setup * sub.operators,
+                        "deps": () if previous is None else (previous,)})
+        target[kid] = dsp
+        previous = kid
+    for record in rewrite.records:
+        sub = first.get(record["id"])
+        if sub is not None:
+            record["deps"] = (*record["deps"], sub.prepare)
+    rewrite.records = records + rewrite.records

@@ -1,0 +1,409 @@
+"""Running NestDNN's app mix on the engine: lifecycle, scheduling, switching, metrics.
+
+The :class:`AppManager` is the run-time half of the NestDNN policies. Each
+workload is an app (a ``multicapacity`` workload); the manager
+
+* follows the lifecycle schedule (:mod:`workloads.lifecycle`): a started app
+  loads its model from flash (the SoC's storage, :mod:`simulator.engine.
+  storage`) and then processes the camera's frames (at most ``camera_fps``,
+  back to back when it cannot keep up); a killed app is suspended
+  and its frame in flight dropped (``runner.control``);
+* on every start, kill and priority change asks its ``decide`` function for
+  each running app's descendant and compute share, and applies it: shares at
+  once (``runner.set_share``: running kernels are re-timed), as work-conserving
+  weights by default (a share an idle app does not use goes to the busy ones,
+  as Linux CFS does with cgroup ``cpu.shares``) or as caps; descendants by
+  switching: an upgrade pages in the extra filters and the app keeps running
+  the old descendant until they are in; a downgrade of a multi-capacity model
+  only releases memory (independent models page the whole smaller model in);
+* accounts frames, time, accuracy (time-weighted by the descendant serving),
+  switching traffic and the scheduler's work, for :meth:`AppManager.metrics`.
+
+Accuracy gain is measured against each app's baseline model (the knee of its
+accuracy-vs-memory curve, :meth:`~workloads.multicapacity.profile.AppProfile.knee`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from simulator.engine.control import Pacer
+from simulator.errors import ConfigError
+from simulator.policy import Placement, Plan
+from workloads.lifecycle import KILL, PRIORITY, START, LifecycleEvent
+from workloads.multicapacity.profile import AppProfile
+from workloads.multicapacity.switching import MULTI_CAPACITY, switch_traffic
+
+from ..split import serialize
+from .scheduler import Allocation, Demand, Option, cost
+
+MB = 1e6
+WEIGHTS, CAPS = "weights", "caps"
+SHARING = (WEIGHTS, CAPS)
+
+
+@dataclass
+class AppState:
+    """Run-time state of one app.
+
+    Attributes:
+        name: the app; job: its job's name.
+        profile: its multi-capacity model (latencies filled in).
+        baseline: index of its baseline (knee) descendant.
+        running: started and not killed.
+        resident: descendant in memory (-1: none).
+        active: descendant whose plan the job runs (-1: none yet).
+        target: descendant the scheduler chose.
+        loading: a page-in is in progress.
+        share: compute share.
+        priority: cost weight.
+        alive: seconds running (loading included); serving: seconds with a model.
+        accuracy_time: integral of the serving descendant's accuracy over time.
+        gain_time: integral of (accuracy - baseline accuracy) over time.
+    """
+
+    name: str
+    job: str
+    profile: AppProfile
+    baseline: int
+    running: bool = False
+    resident: int = -1
+    active: int = -1
+    target: int = -1
+    loading: bool = False
+    share: float = 1.0
+    priority: float = 1.0
+    since: float = 0.0
+    alive: float = 0.0
+    serving: float = 0.0
+    accuracy_time: float = 0.0
+    gain_time: float = 0.0
+    frames: int = 0
+    idle: bool = False  # waiting for the camera's next frame
+    effective: float = 0.0  # share applied to the job now
+
+    def sizes(self) -> list[float]:
+        return [d.memory for d in self.profile.descendants]
+
+
+class AppManager:
+    """Drives the apps of one run (see the module docstring).
+
+    Args:
+        context: the policy context (system, runners, rng).
+        apps: app state per app name.
+        processor: where the apps' kernels run; cores: units used (all if None).
+        decide: ``running apps -> Allocation``; the policy's scheduler.
+        scheme: how descendants are stored: ``multi-capacity`` or ``independent``.
+        max_inferences: stop the run after this many frames in all (None: never).
+        camera_fps: frames per second the camera delivers to each app (None:
+            frames always ready, the app processes back to back).
+        sharing: ``weights`` (work-conserving, idle shares go to busy apps) or
+            ``caps`` (each app gets exactly its share).
+        alpha: weight of latency in the NestDNN cost the run reports (whatever decides).
+    """
+
+    def __init__(self, context, apps: dict[str, AppState], processor: str, cores: int | None,
+                 decide: Callable[[list[AppState]], Allocation], scheme: str = MULTI_CAPACITY,
+                 max_inferences: int | None = None, camera_fps: float | None = None,
+                 sharing: str = "weights", alpha: float = 0.0):
+        self.context = context
+        self.env = context.system.device().env
+        self.storage = context.system.device().storage
+        self.apps = apps
+        self.processor = processor
+        spec = context.processors()[processor]
+        self.units = spec.units if cores is None else cores
+        self.decide = decide
+        self.scheme = scheme
+        self.max_inferences = max_inferences
+        self.frame_interval = 1.0 / camera_fps if camera_fps else None
+        if sharing not in SHARING:
+            raise ConfigError(f"sharing must be one of {', '.join(SHARING)}; got {sharing!r}",
+                              path="sharing")
+        self.sharing = sharing
+        self.alpha = alpha
+        self._cost = (0.0, 0.0)  # (sum, max) of the apps' costs since the last decision
+        self._cost_since = 0.0
+        self.cost_time = [0.0, 0.0]  # time integrals of the sum and max
+        self._plans: dict[tuple[str, int], Plan] = {}
+        self._by_job: dict[str, AppState] = {}
+        self.decisions = 0
+        self.evaluations = 0
+        self.switches = 0
+        self.page_in = 0.0  # bytes
+        self.page_out = 0.0
+        self.loads = 0
+        self.frames = 0
+        self.concurrency: dict[int, float] = {}  # apps running -> seconds
+        self._count_since = 0.0
+        self.end: float | None = None
+        self.stopped = False
+
+    # -- plans -------------------------------------------------------------
+    def plan(self, app: AppState, index: int) -> Plan:
+        """The plan of descendant ``index``: one operator at a time on the processor."""
+        key = (app.name, index)
+        if key not in self._plans:
+            trace = serialize(app.profile.trace(index))
+            placement = Placement(self.processor, self.units, 1.0)
+            self._plans[key] = Plan([placement] * len(trace), trace=trace)
+        return self._plans[key]
+
+    # -- the run -------------------------------------------------------------
+    def attach(self) -> None:
+        """Suspend every app until the lifecycle starts it; count frames."""
+        self._by_job = {app.job: app for app in self.apps.values()}
+        for app in self.apps.values():
+            runner = self.context.runners[app.job]
+            runner.control.suspend()
+            runner.control.listeners.append(self._frame_done)
+            if self.frame_interval is not None:
+                Pacer(runner, self.frame_interval, self._waiting, self._frame_due)
+
+    def lifecycle(self, events: list[LifecycleEvent], duration: float | None):
+        """SimPy process: play the schedule; stop every app at ``duration``."""
+        self.attach()
+        for event in events:
+            if event.time > self.env.now:
+                yield self.env.timeout(event.time - self.env.now)
+            if self.stopped:
+                return
+            self.handle(event)
+        if duration is not None:
+            if duration > self.env.now:
+                yield self.env.timeout(duration - self.env.now)
+            self.stop_all()
+
+    def handle(self, event: LifecycleEvent) -> None:
+        """Apply one lifecycle event and reschedule."""
+        self._count_concurrency()
+        app = self.apps[event.app]
+        now = self.env.now
+        self._account(app, now)
+        if event.kind == START:
+            app.running = True
+        elif event.kind == KILL:
+            app.running = False
+            runner = self.context.runners[app.job]
+            runner.control.suspend()
+            runner.control.abort()
+            # Its model leaves memory: pages are released, nothing is written back.
+            self.page_out += app.sizes()[app.resident] if app.resident >= 0 else 0.0
+            app.resident = app.active = app.target = -1
+            app.loading = app.idle = False
+        elif event.kind == PRIORITY:
+            app.priority = event.priority
+        self.reschedule()
+
+    def reschedule(self) -> None:
+        """Ask the scheduler and apply its allocation to the running apps."""
+        running = [a for a in self.apps.values() if a.running]
+        if not running:
+            return
+        allocation = self.decide(running)
+        self.decisions += 1
+        self.evaluations += allocation.evaluations
+        self._track_cost(running, allocation)
+        for app in running:
+            app.share = max(allocation.share(app.name), 1e-3)
+        self._rebalance()
+        for app in running:
+            self.switch(app, allocation.descendant[app.name])
+
+    def _rebalance(self) -> None:
+        """Apply the shares: as caps, or as work-conserving weights among busy apps.
+
+        With ``weights`` (Linux CFS with cgroup ``cpu.shares``), an app that is
+        idle (waiting for the camera, loading its first model) leaves its share
+        to the busy ones in proportion to theirs; with ``caps`` every app gets
+        exactly its share and idle shares go unused.
+        """
+        if self.sharing == CAPS:
+            apps = [a for a in self.apps.values() if a.running]
+            target = [a.share for a in apps]
+        else:
+            apps = [a for a in self.apps.values() if a.running and a.active >= 0 and not a.idle]
+            total = sum(a.share for a in apps)
+            target = [min(1.0, a.share / total) for a in apps]
+        # Shrink shares before growing others so the processor is not over-committed.
+        for share, app in sorted(zip(target, apps), key=lambda pair: pair[0] - pair[1].effective):
+            if abs(share - app.effective) > 1e-12:
+                app.effective = share
+                self.context.runners[app.job].set_share(share, self.processor)
+
+    def switch(self, app: AppState, index: int) -> None:
+        """Make ``index`` the app's descendant (page-in first when needed)."""
+        app.target = index
+        if app.loading or index == app.active:
+            return  # a finished load re-checks the target
+        if app.resident >= 0 and (index == app.resident or (
+                index < app.resident and self.scheme == MULTI_CAPACITY)):
+            # Nested: the smaller descendant is in memory already; its extra
+            # filters are released.
+            traffic = switch_traffic(app.sizes(), app.resident, index, self.scheme)
+            self.page_out += traffic.page_out
+            app.resident = index
+            self._activate(app, index)
+            return
+        traffic = switch_traffic(app.sizes(), app.resident, index, self.scheme)
+        self.loads += app.resident < 0
+        self.page_in += traffic.page_in
+        self.page_out += traffic.page_out
+        app.loading = True
+        token = self.context.runners[app.job].control.epoch
+
+        def loaded() -> None:
+            if not app.running or token != self.context.runners[app.job].control.epoch:
+                return  # killed while loading
+            app.loading = False
+            app.resident = index
+            self._activate(app, index)
+            if app.target != index:
+                self.switch(app, app.target)
+
+        if self.storage is None:
+            loaded()
+        else:
+            self.storage.read(traffic.page_in, loaded, f"{app.name}: descendant {index}")
+
+    def _activate(self, app: AppState, index: int) -> None:
+        self._account(app, self.env.now)
+        self.switches += 0 <= app.active != index
+        app.active = index
+        runner = self.context.runners[app.job]
+        runner.replan(self.plan(app, index))
+        if app.running and not app.idle:
+            self._rebalance()
+            runner.control.resume()
+
+    def _frame_done(self, runner) -> None:
+        self.frames += 1
+        app = self._by_job[runner.job.name]
+        app.frames += 1
+        if self.max_inferences is not None and self.frames >= self.max_inferences:
+            self.stop_all()
+
+    def _waiting(self, runner) -> None:
+        """A frame processed early waits for the camera's next one: its share goes idle."""
+        self._by_job[runner.job.name].idle = True
+        self._rebalance()
+
+    def _frame_due(self, runner) -> bool:
+        app = self._by_job[runner.job.name]
+        app.idle = False
+        if self.stopped or not app.running or app.active < 0:
+            return False
+        self._rebalance()
+        return True
+
+    def stop_all(self) -> None:
+        """End the run: account the time, abort frames in flight, stop every job."""
+        if self.stopped:
+            return
+        self.stopped = True
+        self._count_concurrency()
+        now = self.env.now
+        self.end = now
+        for app in self.apps.values():
+            self._account(app, now)
+            runner = self.context.runners[app.job]
+            runner.control.abort()
+            runner.control.stop()
+
+    # -- accounting ----------------------------------------------------------
+    def _account(self, app: AppState, now: float) -> None:
+        dt = now - app.since
+        app.since = now
+        if dt <= 0 or not app.running:
+            return
+        app.alive += dt
+        if app.active >= 0:
+            accuracy = app.profile.descendants[app.active].accuracy
+            base = app.profile.descendants[app.baseline].accuracy
+            app.serving += dt
+            app.accuracy_time += accuracy * dt
+            app.gain_time += (accuracy - base) * dt
+
+    def _track_cost(self, running: list[AppState], allocation: Allocation) -> None:
+        """Integrate the NestDNN cost of the allocation in force (sum and max over apps)."""
+        self._integrate_cost()
+        costs = [cost(a.profile.descendants[allocation.descendant[a.name]],
+                      allocation.share(a.name), demand, self.alpha)
+                 for a, demand in zip(running, demands(running))]
+        self._cost = (sum(costs), max(costs, default=0.0))
+
+    def _integrate_cost(self) -> None:
+        now = self.env.now
+        for i in (0, 1):
+            self.cost_time[i] += self._cost[i] * (now - self._cost_since)
+        self._cost_since = now
+
+    def _count_concurrency(self) -> None:
+        now = self.env.now
+        running = sum(a.running for a in self.apps.values())
+        self.concurrency[running] = self.concurrency.get(running, 0.0) + now - self._count_since
+        self._count_since = now
+
+    def metrics(self, energy: float, levels: range,
+                iterations: dict[str, list[tuple[float, float]]]) -> dict[str, float]:
+        """Run metrics (units in the names); see docs/nestdnn_flexdnn.md.
+
+        Args:
+            energy: the run's energy (J).
+            levels: concurrency levels to report time shares for.
+            iterations: (start, end) of each completed frame per job.
+        """
+        now = self.env.now
+        if not self.stopped:
+            self._count_concurrency()
+            for app in self.apps.values():
+                self._account(app, now)
+        alive = sum(a.alive for a in self.apps.values())
+        serving = sum(a.serving for a in self.apps.values())
+        span = sum(self.concurrency.values())
+        out = {
+            "inferences": float(self.frames),
+            "frame_rate_fps": self.frames / alive if alive > 0 else 0.0,
+            "accuracy_pct": 100 * sum(a.accuracy_time for a in self.apps.values()) / serving
+            if serving > 0 else float("nan"),
+            "accuracy_gain_pct": 100 * sum(a.gain_time for a in self.apps.values()) / serving
+            if serving > 0 else float("nan"),
+            "energy_per_inference_j": energy / self.frames if self.frames else float("nan"),
+            "switches": float(self.switches),
+            "model_loads": float(self.loads),
+            "page_in_mb": self.page_in / MB,
+            "page_out_mb": self.page_out / MB,
+            "scheduler_decisions": float(self.decisions),
+            "scheduler_evaluations": self.evaluations / self.decisions if self.decisions
+            else 0.0,
+        }
+        # Mean frame latency of the apps, weighted by their running time; its
+        # inverse is a frame rate averaged the other way (harmonic, not arithmetic).
+        weighted = [(a.alive, sum(e - s for s, e in iterations.get(a.job, []))
+                     / len(iterations[a.job])) for a in self.apps.values()
+                    if a.alive > 0 and iterations.get(a.job)]
+        weight = sum(w for w, _ in weighted)
+        mean_latency = sum(w * lat for w, lat in weighted) / weight if weight else 0.0
+        out["frame_latency_s"] = mean_latency
+        out["inverse_latency_fps"] = 1.0 / mean_latency if mean_latency > 0 else 0.0
+        self._integrate_cost()
+        span_cost = self._cost_since
+        out["nestdnn_total_cost"] = self.cost_time[0] / span_cost if span_cost else 0.0
+        out["nestdnn_max_cost"] = self.cost_time[1] / span_cost if span_cost else 0.0
+        for level in levels:
+            out[f"time_share_{level}apps_pct"] = (100 * self.concurrency.get(level, 0.0) / span
+                                                  if span > 0 else 0.0)
+        for app in self.apps.values():
+            out[f"{app.name}.frame_rate_fps"] = app.frames / app.alive if app.alive else 0.0
+        return out
+
+
+def demands(apps: list[AppState]) -> list[Demand]:
+    """The scheduler's view of the running apps."""
+    return [Demand(name=a.name,
+                   options=tuple(Option(d.accuracy, d.latency, d.memory)
+                                 for d in a.profile.descendants),
+                   min_accuracy=a.profile.min_accuracy, max_latency=a.profile.max_latency,
+                   priority=a.priority) for a in apps]

@@ -1,0 +1,298 @@
+"""``d-xenos``: one inference model-parallel over several DSP boards (d-Xenos).
+
+Every operator is partitioned across the boards along one dimension: its
+output channels (``outC``), rows (``inH``) or columns (``inW``)
+(:mod:`.partition`); each board then splits its part across its DSP units as
+``xenos`` does (:mod:`.dos`). Between operators the boards exchange data:
+
+* nothing, when the consumer is channel- or position-local and partitioned
+  like its producer (a ReLU after a convolution, a 1x1 convolution after a
+  row-partitioned one; not a product of two activations such as attention,
+  which needs all of both);
+* the boundary rows (columns), when a windowed consumer is partitioned along
+  the same rows as its producer: each board sends its neighbours a halo;
+* otherwise the whole output, gathered on every board: through a **parameter
+  server** (``ps``: every board sends its part to the first board, which sends
+  the whole tensor to every other) or by **ring all-gather** (``ring``: in
+  ``B - 1`` steps every board passes a part to the next board of the ring, so
+  every link carries ``(B - 1) / B`` of the tensor: bandwidth-optimal).
+
+Exchanges are kernels of the trace (``copy`` on the receiving board) whose
+inputs cross the network links between the devices, so link bandwidth and
+contention come from the engine. ``partition: mixed`` chooses per operator
+the dimension with the shortest estimated time, counting the operator on the
+boards and the exchange its choice implies (simulated profiling with the cost
+model). With one board it is ``xenos``.
+"""
+
+from __future__ import annotations
+
+from simulator.errors import ConfigError
+from simulator.policy import POLICIES, Job, Placement, Plan, Policy
+
+from ..rewrite import Rewriter
+from .dos import POSITION_LOCAL, RECURRENT, config_for, emit_operator, operator_time
+from .partition import AXES, CHANNEL_LOCAL, extent, split
+from .policy import add_traffic, parse_period, prepare
+
+PARTITIONS = (*AXES, "mixed")
+SYNCS = ("ps", "ring")
+WINDOWED = ("conv", "dwconv", "deconv", "maxpool", "avgpool")
+
+
+def exchange(producer: dict, consumer: dict, axis_p: str, axis_c: str) -> str:
+    """What must move between boards on the edge: ``local``, ``halo`` or ``gather``."""
+    if consumer["op"] == "matmul" and not consumer["weight_bytes"]:
+        return "gather"  # a product of two activations (attention) needs all of both
+    if axis_p == axis_c:
+        op = consumer["op"]
+        window = op in WINDOWED and int(consumer.get("kernel") or 1) > 1
+        if axis_c == "outC" and (op in CHANNEL_LOCAL):
+            return "local"
+        if axis_c in ("inH", "inW"):
+            if window:
+                return "halo"
+            if op not in RECURRENT and (op in CHANNEL_LOCAL or op in POSITION_LOCAL
+                                        or int(consumer.get("kernel") or 1) <= 1):
+                return "local"
+    return "gather"
+
+
+def halo_bytes(producer: dict, consumer: dict, axis: str) -> float:
+    """Bytes of boundary rows (columns) one board sends a neighbour."""
+    rows = extent(producer, axis)
+    halo = max(0, int(consumer.get("kernel") or 1) - max(1, int(consumer.get("stride") or 1)))
+    return producer["bytes_out"] * min(1.0, halo / rows)
+
+
+@POLICIES.register("d-xenos")
+class DXenos(Policy):
+    """Model-parallel inference over several boards.
+
+    Args:
+        boards: device names taking part (default: every device of the run,
+            the job's first).
+        partition: ``outC``, ``inH``, ``inW`` for every operator, or ``mixed``.
+        sync: ``ps`` (parameter server on the first board) or ``ring``.
+        processor: the processor of each board that runs the parts.
+        horizontal: DSP-aware split within each board (else the vanilla one).
+        vertical: fused operators and operator linking.
+        l2_fraction: share of each unit's private memory given to weights.
+        traffic_period: if given, add ``traffic.<level>`` time series (see ``xenos``).
+    """
+
+    name = "d-xenos"
+    conformance = {"params": {"processor": "cpu.silver"},
+                   "workload": {"model": "lenet5", "batch": 1}}
+
+    def __init__(self, boards: list[str] | None = None, partition: str = "mixed",
+                 sync: str = "ring", processor: str = "dsp", horizontal: bool = True,
+                 vertical: bool = True, l2_fraction: float = 0.5,
+                 traffic_period: str | None = None):
+        if partition not in PARTITIONS:
+            raise ConfigError(f"partition must be one of {', '.join(PARTITIONS)}; "
+                              f"got {partition!r}", path="partition")
+        if sync not in SYNCS:
+            raise ConfigError(f"sync must be one of {', '.join(SYNCS)}; got {sync!r}",
+                              path="sync")
+        if boards is not None and (not isinstance(boards, list) or not boards):
+            raise ConfigError("boards must be a non-empty list of device names", path="boards")
+        self.boards = boards
+        self.partition = partition
+        self.sync = sync
+        self.processor = processor
+        self.horizontal = bool(horizontal)
+        self.vertical = bool(vertical)
+        self.l2_fraction = float(l2_fraction)
+        self.traffic_period = traffic_period
+        self._period = parse_period(traffic_period)
+        self._plans: dict[str, Plan] = {}
+        self._axes: list[str] = []
+
+    # -- set-up -----------------------------------------------------------------
+    def _boards(self, job: Job) -> list[str]:
+        system = self.context.system
+        boards = list(self.boards or [job.device, *(d for d in system.devices
+                                                    if d != job.device)])
+        for board in boards:
+            if board not in system.devices:
+                raise ConfigError(f"unknown device {board!r}; devices are "
+                                  f"{', '.join(system.devices)}", path="boards")
+            if self.processor not in system.devices[board].processors:
+                raise ConfigError(f"device {board!r} has no processor {self.processor!r}",
+                                  path="processor")
+        return boards
+
+    def _where(self, job: Job, board: str) -> str:
+        return self.processor if board == job.device else f"{board}:{self.processor}"
+
+    # -- choosing partitions -------------------------------------------------------
+    def _valid(self, record: dict, count: int) -> list[str]:
+        if record["op"] in RECURRENT:
+            return ["outC"]
+        axes = [a for a in AXES if extent(record, a) >= count]
+        return axes or ["outC"]
+
+    def _sync_time(self, job, boards, kind: str, producer: dict, consumer: dict,
+                   axis: str) -> float:
+        if kind == "local" or len(boards) == 1:
+            return 0.0
+        a, b = self._where(job, boards[0]), self._where(job, boards[1])
+        if kind == "halo":
+            return self.context.transfer_time(job, a, b, halo_bytes(producer, consumer, axis))
+        total = producer["bytes_out"]
+        n = len(boards)
+        if self.sync == "ring":
+            return (n - 1) * self.context.transfer_time(job, a, b, total / n)
+        return (self.context.transfer_time(job, a, b, total / n)
+                + self.context.transfer_time(job, a, b, total))
+
+    def _choose(self, job, trace, boards, cfg) -> list[str]:
+        """A partition per operator: the one given, or (``mixed``) the cheapest by
+        dynamic programming over the operators in order, each choice costing the
+        operator's estimated time on the boards plus the exchanges on its input
+        edges (branches' shared ancestors are counted once per branch), kept only
+        if its whole estimate beats every uniform scheme's."""
+        records = trace.table.to_dict("records")
+        count = len(boards)
+        if self.partition != "mixed":
+            out = []
+            for record in records:
+                valid = self._valid(record, count)
+                out.append(self.partition if self.partition in valid else valid[0])
+            return out
+        device = self.context.system.device(job.device)
+        frequency = device.spec.processors()[self.processor].opps[-1].frequency
+        op_time: dict[tuple[int, str], float] = {}
+        for row, record in enumerate(records):
+            for axis in self._valid(record, count):
+                op_time[row, axis] = max(operator_time(device.cost_model, part,
+                                                       self.processor, cfg, frequency)
+                                         for part in split(record, count, axis))
+
+        def total(axes: list[str]) -> float:
+            """Estimated time of a whole assignment (every edge counted once)."""
+            seconds = sum(op_time[row, axis] for row, axis in enumerate(axes))
+            for row, record in enumerate(records):
+                for pred in trace.preds[row]:
+                    kind = exchange(records[pred], record, axes[pred], axes[row])
+                    seconds += self._sync_time(job, boards, kind, records[pred], record,
+                                               axes[row])
+            return seconds
+
+        best: list[dict[str, float]] = []
+        back: list[dict[str, dict[int, str]]] = []
+        for row, record in enumerate(records):
+            best.append({})
+            back.append({})
+            for axis in self._valid(record, count):
+                seconds = op_time[row, axis]
+                choice = {}
+                for pred in trace.preds[row]:
+                    options = {
+                        a: cost + self._sync_time(job, boards,
+                                                  exchange(records[pred], record, a, axis),
+                                                  records[pred], record, axis)
+                        for a, cost in best[pred].items()}
+                    choice[pred] = min(options, key=options.get)
+                    seconds += options[choice[pred]]
+                best[row][axis] = seconds
+                back[row][axis] = choice
+        chosen: dict[int, str] = {}
+        for row in reversed(range(len(records))):
+            if row not in chosen:  # a sink (or not reached): its own cheapest
+                chosen[row] = min(best[row], key=best[row].get)
+            for pred, axis in back[row][chosen[row]].items():
+                chosen.setdefault(pred, axis)
+        candidates = [[chosen[row] for row in range(len(records))]]
+        for axis in AXES:  # the uniform schemes too: keep whichever is estimated fastest
+            candidates.append([axis if axis in self._valid(r, count)
+                               else self._valid(r, count)[0] for r in records])
+        return min(candidates, key=total)
+
+    # -- the plan ------------------------------------------------------------------
+    def plan(self, job: Job) -> Plan:
+        boards = self._boards(job)
+        device = self.context.system.device(job.device)
+        specs = device.spec.processors()
+        if self.processor not in specs:
+            raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
+                              f"{', '.join(specs)}", path="processor")
+        cfg = config_for(specs[self.processor], device.spec, None, self.horizontal,
+                         self.l2_fraction)
+        trace = prepare(job.trace, self.vertical, cfg.units)
+        axes = self._axes = self._choose(job, trace, boards, cfg)
+        records = trace.table.to_dict("records")
+        rw = Rewriter(trace)
+        # ids ending each board's share of each operator, and per (row, board) what a
+        # consumer on that board waits for when the row's output is gathered
+        tails: list[list[list[int]]] = []
+        gathered: dict[int, list[list[int]]] = {}
+        for row, record in enumerate(records):
+            parts = split(record, len(boards), axes[row])
+            per_board: list[list[int]] = []
+            for b, part in enumerate(parts):
+                deps: list[int] = []
+                for pred in trace.preds[row]:
+                    kind = exchange(records[pred], record, axes[pred], axes[row])
+                    deps += self._inputs(rw, job, boards, records, tails, gathered, pred,
+                                         record, kind, b)
+                where = self._where(job, boards[b])
+                part = dict(part, name=f"{record['name']}@{boards[b]}")
+                per_board.append(emit_operator(rw, part, deps, where, cfg))
+            per_board += [[] for _ in range(len(boards) - len(parts))]
+            tails.append(per_board)
+            rw.finish(row, [kid for ids in per_board for kid in ids])
+        new_trace, placements = rw.build(f"d-xenos {self.partition} {self.sync}")
+        plan = self._plans[job.name] = Plan(placements, trace=new_trace)
+        return plan
+
+    def _inputs(self, rw, job, boards, records, tails, gathered, pred, consumer, kind, b):
+        """Ids board ``b``'s part of ``consumer`` waits for on the edge from ``pred``."""
+        own = tails[pred][b]
+        if kind == "local" or len(boards) == 1:
+            return own or [kid for ids in tails[pred] for kid in ids]
+        if kind == "halo":
+            deps = list(own)
+            for n in (b - 1, b + 1):
+                if 0 <= n < len(boards) and tails[pred][n]:
+                    size = halo_bytes(records[pred], consumer, "inH")
+                    deps.append(self._copy(rw, job, boards[b], records[pred], size,
+                                           tails[pred][n], f"halo{n}"))
+            return deps
+        if pred not in gathered:
+            gathered[pred] = self._gather(rw, job, boards, records[pred], tails[pred])
+        return gathered[pred][b]
+
+    def _copy(self, rw, job, board, record, size, deps, label) -> int:
+        """A copy kernel on ``board`` receiving ``size`` bytes (its inputs' transfer)."""
+        copy = {"op": "copy", "flops": 0.0, "bytes_in": size, "bytes_out": size,
+                "weight_bytes": 0.0, "read_stride": 0.0, "simd_waste": 0.0}
+        return rw.emit(dict(record, **copy), Placement(self._where(job, board), 1), deps,
+                       name=f"{record['name']}.{label}@{board}")
+
+    def _gather(self, rw, job, boards, record, tails) -> list[list[int]]:
+        """Emit the exchange that gives every board the whole output; returns, per
+        board, the ids a consumer there waits for."""
+        n = len(boards)
+        chunk = record["bytes_out"] / n
+        if self.sync == "ps":
+            gather = self._copy(rw, job, boards[0], record, record["bytes_out"],
+                                [k for ids in tails for k in ids], "gather")
+            return [[gather] for _ in boards]
+        have: list[list[int]] = [list(tails[b]) for b in range(n)]
+        for source in range(n):
+            holder = tails[source]
+            for hop in range(1, n):
+                target = (source + hop) % n
+                if not holder:
+                    break
+                relay = self._copy(rw, job, boards[target], record, chunk, holder,
+                                   f"ring{source}.{hop}")
+                have[target].append(relay)
+                holder = [relay]
+        return have
+
+    def metrics(self, result, iterations) -> dict[str, float]:
+        add_traffic(self.context, result, self._plans, self._period)
+        return {f"d-xenos.{axis}_operators": float(self._axes.count(axis)) for axis in AXES}

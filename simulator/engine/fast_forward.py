@@ -1,0 +1,216 @@
+"""Fast-forward: repeat memoised iterations while a device's DVFS/thermal state holds.
+
+A long training run (150 epochs of CIFAR-10: ~117 k batches, a day of simulated
+time) repeats one kernel DAG over and over; simulating every kernel of every
+batch would take hours. A job with ``fast_forward`` instead learns, per
+*state*, what an iteration does, and repeats it:
+
+* The state is every frequency domain's thermal cap and, unless a periodic
+  (utilisation-driven) governor moves it, its OPP index on the job's device
+  (:meth:`Device.dvfs_state`), together with the plan's skipped rows for the
+  iteration (conditional kernels), which make iterations differ. What a
+  utilisation-driven governor does within an iteration is part of the record.
+* While an iteration runs kernel by kernel, its time is cut into segments at
+  every state change, and each segment is credited to its state: its length,
+  the progress it made (the share of the iteration's work it did, each kernel
+  weighted by its stand-alone duration at the top OPP, running kernels by the
+  fraction they have done), and what
+  every processor of the device did (dynamic energy, busy unit-seconds,
+  busiest-core busy time, DRAM bytes). A steady iteration is one segment.
+* An iteration starting in a state with at least one iteration's worth of
+  recorded progress is *replayed*: progress advances at the state's rate
+  (recorded progress / recorded time) and every processor *holds* the state's
+  average rates (:meth:`Processor.hold`). Everything else keeps running: the
+  sampler integrates the power into the thermal network (with leakage at the
+  current temperature), the thermal governor polls and may move the caps. The
+  DVFS governors hold their OPPs (what they do within an iteration is in the
+  record; deciding on held averages would not be), and the sampler takes one
+  step per thermal poll instead of one per thermal step (the power is
+  constant, so the longer step is still exact).
+* When the state changes during a replay, the replay goes on at the new
+  state's rates if that state is known, else at the old ones until the
+  iteration ends; the next iteration then starts in an unknown state and runs
+  at kernel level, which records it.
+
+So a steady run (a DSP at a fixed clock, a phone that never throttles) is
+simulated kernel by kernel once per state and repeated, and a throttling one
+(caps stepping up and down around a trip) replays the few states it visits at
+their measured rates. Replayed iterations leave no kernel records. The job
+must be alone on its device (the records would not see another job's load).
+"""
+
+from __future__ import annotations
+
+from .device import Device
+
+_ENOUGH = 1.0  # iterations' worth of recorded progress before a state is replayed
+
+
+class _Record:
+    """What the kernel-level segments of one state did, summed."""
+
+    __slots__ = ("time", "progress", "work")
+
+    def __init__(self, processors: list[str]):
+        self.time = 0.0  # s
+        self.progress = 0.0  # iterations
+        self.work = {local: [0.0, 0.0, 0.0, 0.0] for local in processors}
+
+    def rates(self) -> dict[str, tuple[float, float, float, float]]:
+        """Per processor: dynamic power (W), busy units, busiest-core busy
+        fraction, DRAM traffic (B/s)."""
+        return {local: tuple(v / self.time for v in work) for local, work in self.work.items()}
+
+
+class FastForward:
+    """Per-state records of one job's iterations, and their replay.
+
+    Args:
+        device: the job's device.
+    """
+
+    def __init__(self, device: Device, job: str):
+        self.device = device
+        self.job = job
+        self.records: dict[tuple, _Record] = {}
+        # One sampler step per thermal-governor poll while replaying.
+        self.stride = max(1, round(device.spec.thermal.poll / device.step))
+        self.replayed = 0
+        self._skip: frozenset | None = None  # set while an iteration runs at kernel level
+        self._key: tuple | None = None
+        self._since = (0.0, 0.0, {})
+        self.progress = 0.0  # completed kernels' weight, summed over iterations
+        self.current: list[float] = []  # weights of the running iteration's rows
+        self._weights: dict[tuple, list[float]] = {}
+        for domain in device.domains.values():
+            domain.listeners.append(self._on_change)
+
+    # -- state ------------------------------------------------------------
+    def key(self, skip: frozenset) -> tuple:
+        """The state an iteration starting now with rows ``skip`` skipped is in."""
+        return self.device.dvfs_state(), skip
+
+    def known(self, key: tuple) -> bool:
+        """Whether ``key`` has enough recorded progress to be replayed."""
+        record = self.records.get(key)
+        return record is not None and record.progress >= _ENOUGH and record.time > 0
+
+    # -- kernel-level iterations ------------------------------------------
+    def weights(self, state, skip: frozenset) -> list[float]:
+        """Progress credited per completed row of a compiled plan (sums to 1)."""
+        cache_key = (id(state), skip)
+        weights = self._weights.get(cache_key)
+        if weights is None:
+            durations = [0.0 if row in skip else cost.duration(proc.domain.max_frequency)
+                         for row, (cost, proc) in enumerate(zip(state.costs, state.procs))]
+            total = sum(durations) or 1.0
+            weights = self._weights[cache_key] = [d / total for d in durations]
+        self.current = weights
+        return weights
+
+    def begin(self, skip: frozenset) -> None:
+        """A kernel-level iteration starts: fine sampler steps, a new segment."""
+        self.device.stride = 1
+        self._skip = skip
+        self._open()
+
+    def end(self) -> None:
+        """The kernel-level iteration ended: credit its last segment."""
+        self._close()
+        self._skip = None
+
+    def _open(self) -> None:
+        self._key = self.key(self._skip)
+        self._since = (self.device.env.now, self._progress_now(), self._cumulative())
+
+    def _close(self) -> None:
+        start, progress, before = self._since
+        record = self.records.get(self._key)
+        if record is None:
+            record = self.records[self._key] = _Record(list(before))
+        record.time += self.device.env.now - start
+        record.progress += self._progress_now() - progress
+        for local, after in self._cumulative().items():
+            work = record.work[local]
+            for i, (a, b) in enumerate(zip(after, before[local])):
+                work[i] += a - b
+
+    def _on_change(self, before: bool) -> None:
+        # Domain listener: a change of state splits the running kernel-level
+        # segment (the processors have settled their integrals at the old OPP).
+        if self._skip is None or before:
+            return
+        if self.key(self._skip) != self._key:
+            self._close()
+            self._open()
+
+    # -- replay -----------------------------------------------------------
+    def replay(self, key: tuple):
+        """SimPy generator (``yield from``): one iteration at the recorded rates."""
+        device = self.device
+        device.stride = self.stride
+        device.replaying = True
+        replay = _Replay(self, key)
+        for domain in device.domains.values():
+            domain.listeners.append(replay.on_change)
+        yield replay.done
+        for domain in device.domains.values():
+            domain.listeners.remove(replay.on_change)
+        for proc in device.processors.values():
+            proc.release()
+        device.replaying = False
+        self.replayed += 1
+
+    def _cumulative(self) -> dict[str, tuple[float, float, float, float]]:
+        return {local: proc.cumulative() for local, proc in self.device.processors.items()}
+
+    def _progress_now(self) -> float:
+        """Completed work plus the done fraction of the job's running kernels."""
+        now, weights, total = self.device.env.now, self.current, self.progress
+        for proc in self.device.processors.values():
+            for task in proc.running:
+                meta = task.meta
+                if meta and meta[0] == self.job and meta[2] < len(weights):
+                    done = task.done + (now - task.t_last) * task.rate
+                    total += weights[meta[2]] * (done if done < 1.0 else 1.0)
+        return total
+
+
+class _Replay:
+    """One replayed iteration in progress: its progress, re-timed on state changes."""
+
+    def __init__(self, ff: FastForward, key: tuple):
+        self.ff = ff
+        self.skip = key[1]
+        self.env = ff.device.env
+        self.done = self.env.event()
+        self.progress = 0.0
+        self.generation = 0
+        self._apply(ff.records[key])
+
+    def _apply(self, record: _Record) -> None:
+        self.rate = record.progress / record.time  # iterations per second
+        self.t_last = self.env.now
+        for local, rates in record.rates().items():
+            self.ff.device.processors[local].hold(*rates)
+        self.generation += 1
+        generation = self.generation
+        timer = self.env.timeout(max(0.0, (1.0 - self.progress) / self.rate))
+        timer.callbacks.append(lambda _event: self._finish(generation))
+
+    def _finish(self, generation: int) -> None:
+        if generation == self.generation and not self.done.triggered:
+            self.done.succeed()
+
+    def on_change(self, before: bool) -> None:
+        """Domain listener: settle progress before an OPP change, re-time after it."""
+        if self.done.triggered:
+            return
+        if before:
+            now = self.env.now
+            self.progress = min(1.0, self.progress + (now - self.t_last) * self.rate)
+            self.t_last = now
+            return
+        key = self.ff.key(self.skip)
+        if self.ff.known(key):
+            self._apply(self.ff.records[key])

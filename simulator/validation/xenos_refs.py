@@ -1,0 +1,25 @@
+"""Reference figures from the Xenos paper.
+
+Zhang et al., "Xenos: Dataflow-Centric Optimization to Accelerate Model Inference
+on Edge Devices" (arXiv 2302.00282, 2023), as restated in
+``shared/design/seeds/cappuccino_xenos.md`` (the calibration figure) and in the
+paper's abstract (the held-out ranges).
+"""
+
+from __future__ import annotations
+
+SOURCE = "Xenos (Zhang et al., arXiv 2302.00282)"
+SOC = "tms320c6678"
+
+# The seven benchmark models of the single-board experiments (zoo names).
+MODELS = ("mobilenet_v1", "squeezenet1_0", "shufflenet_v2", "resnet18", "centernet", "lstm",
+          "bert_s")
+
+# Calibration: horizontal optimisation alone cuts inference time by 17.9-43.9 % against
+# Vanilla on the TMS320C6678 (the seed note's calibration figure).
+HO_REDUCTION_PCT = (17.9, 43.9)
+
+# Held out (the abstract): vertical optimisation cuts 21.2-84.9 % (over all devices and
+# models), d-Xenos on several devices is 3.68-3.78x faster than one device.
+VO_REDUCTION_PCT = (21.2, 84.9)
+DXENOS_SPEEDUP = (3.68, 3.78)

@@ -1,0 +1,111 @@
+"""Long horizons: fast-forward, pauses and conditional kernels (engine mechanisms)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import kernel, make_trace, run
+
+from simulator.engine.simulation import simulate
+from simulator.errors import ConfigError
+from simulator.policy import POLICIES, Placement, Plan, Policy
+from simulator.spec.experiment import ExperimentSpec
+from simulator.spec.soc import SocSpec
+
+
+@pytest.fixture
+def hot_soc(tiny_soc_dict) -> SocSpec:
+    """The tiny SoC with a CPU trip low enough to throttle within seconds."""
+    tiny_soc_dict["cpu"]["big"]["opps"] = ["0.5 GHz @ 0.6 V", "1 GHz @ 0.7 V",
+                                           "1.5 GHz @ 0.85 V", "2 GHz @ 1.0 V"]
+    tiny_soc_dict["cpu"]["big"]["power"]["ceff"] = "2 nF"
+    tiny_soc_dict["thermal"]["trips"] = [{"sensor": "cpu", "temperature": "34 C",
+                                          "hysteresis": "1 K", "domains": ["cpu.big"]}]
+    tiny_soc_dict["thermal"]["poll"] = "50 ms"
+    return SocSpec.model_validate(tiny_soc_dict)
+
+
+def _chain(n: int = 6):
+    return make_trace([kernel(i, str(i - 1) if i else "", flops=4e8) for i in range(n)])
+
+
+def _run(soc, trace, fast_forward: bool, **workload):
+    return run(soc, trace, {"name": "single", "processor": "cpu.big", "cores": 2},
+               workload={"trace": "<memory>", "iterations": 400,
+                         "fast_forward": fast_forward, **workload},
+               outputs={"timeline": False, "kernels": False, "sample_period": "50 ms"})
+
+
+def test_fast_forward_agrees_with_kernel_level_simulation_while_throttling(hot_soc):
+    exact = _run(hot_soc, _chain(), False).metrics
+    fast = _run(hot_soc, _chain(), True).metrics
+    assert exact["min_freq_cpu.big_hz"] < 2e9  # the run does throttle
+    assert fast["replayed_iterations"] > 300
+    for metric in ("makespan_s", "energy_j"):
+        assert fast[metric] == pytest.approx(exact[metric], rel=0.03), metric
+    assert fast["peak_temp_c"] == pytest.approx(exact["peak_temp_c"], abs=0.5)
+
+
+def test_pauses_idle_the_device_and_are_not_active_time(tiny_soc):
+    metrics = _run(tiny_soc, _chain(), True, iterations=40,
+                   pause={"every": 10, "duration": "2 s"}).metrics
+    assert metrics["pause_time_s"] == pytest.approx(6.0)  # after 10, 20 and 30, not after 40
+    assert metrics["active_time_s"] + metrics["pause_time_s"] == pytest.approx(
+        metrics["makespan_s"])
+    idle_power = 0.2 + 4 * 0.010  # base + idle cores... at least the base power
+    assert metrics["energy_pause_j"] >= 0.2 * 6.0
+    assert metrics["energy_pause_j"] < 3 * idle_power * 6.0
+    assert metrics["energy_active_j"] == pytest.approx(metrics["energy_j"]
+                                                       - metrics["energy_pause_j"])
+
+
+def test_epochs_become_iterations():
+    exp = ExperimentSpec.model_validate({
+        "name": "t", "soc": "tiny", "policy": {"name": "single"},
+        "workload": {"model": "lenet5", "batch": 64, "epochs": 150, "dataset_size": 50000,
+                     "pause": {"every_epochs": 10, "duration": "10 min"}}})
+    workload = exp.workloads()[0]
+    assert workload.total_iterations() == 150 * 782  # ~117 k batches
+    assert workload.pause_every() == 7820
+
+
+def test_fast_forward_needs_a_job_alone_on_its_device(tiny_soc):
+    trace = _chain(2)
+    spec = {"name": "t", "soc": "tiny", "policy": {"name": "single", "processor": "cpu.big"},
+            "workload": [{"trace": "a", "fast_forward": True}, {"trace": "b"}]}
+    with pytest.raises(ConfigError, match="alone"):
+        simulate(ExperimentSpec.model_validate(spec), traces={0: trace, 1: trace},
+                 soc=tiny_soc)
+
+
+@POLICIES.register("test-skip-odd")
+class SkipOdd(Policy):
+    """Row 1 runs only in even iterations (a conditional kernel)."""
+
+    name = "test-skip-odd"
+    conformance = {"params": {}, "workload": {"model": "lenet5", "batch": 1}}
+
+    def plan(self, job):
+        cpu = next(name for name in self.context.processors(job.device)
+                   if name.startswith("cpu."))
+        skip = frozenset({1})
+        return Plan([Placement(cpu, 1)] * len(job.trace),
+                    skip=lambda i: skip if i % 2 and len(job.trace) > 1 else frozenset())
+
+
+def test_skipped_kernels_run_in_no_iteration_but_their_dependants_do(tiny_soc):
+    trace = make_trace([kernel(0), kernel(1, "0"), kernel(2, "1")])
+    result = run(tiny_soc, trace, {"name": "test-skip-odd"},
+                 workload={"trace": "<memory>", "iterations": 4})
+    ran = result.kernels.groupby("iteration")["row"].apply(sorted).to_dict()
+    assert ran == {0: [0, 1, 2], 1: [0, 2], 2: [0, 1, 2], 3: [0, 2]}
+    assert result.metrics["completed"] == 1.0
+
+
+def test_fast_forward_keys_on_the_skipped_rows(tiny_soc):
+    trace = make_trace([kernel(0), kernel(1, "0", flops=4e9), kernel(2, "1")])
+    policy = {"name": "test-skip-odd"}
+    workload = {"trace": "<memory>", "iterations": 40}
+    exact = run(tiny_soc, trace, policy, workload=workload).metrics
+    fast = run(tiny_soc, trace, policy, workload={**workload, "fast_forward": True}).metrics
+    assert fast["replayed_iterations"] >= 36  # two variants, each simulated once or twice
+    assert fast["makespan_s"] == pytest.approx(exact["makespan_s"], rel=1e-3)

@@ -1,0 +1,116 @@
+"""Mandheling's techniques as small pure functions: the DP, batch splitting, rescaling, reuse."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from policies.mandheling.batch_splitting import best_split, micro_batch, splittable
+from policies.mandheling.co_scheduling import chain_latency, co_schedule, dsp_first
+from policies.mandheling.rescaling import ScaleProcess, rescale_schedule
+from policies.mandheling.subgraph_reuse import residency
+from simulator.hardware.cost import CostModel
+from simulator.library import load_soc
+from simulator.validation.micro import conv_row
+
+INF = math.inf
+
+
+# -- co-scheduling ---------------------------------------------------------------------
+
+def test_the_dp_stays_on_one_processor_when_switching_costs_more_than_it_saves():
+    cpu, dsp = [1.0, 1.0, 1.0], [0.5, 0.9, 0.5]
+    assert co_schedule(cpu, dsp, switch=[5.0, 5.0]) == ["dsp"] * 3
+    assert co_schedule(cpu, [2.0, 0.1, 2.0], switch=[0.3, 0.3]) == ["cpu", "dsp", "cpu"]
+    assert co_schedule(cpu, [2.0, 0.1, 2.0], switch=[1.0, 1.0]) == ["cpu"] * 3
+
+
+def test_operators_the_dsp_cannot_run_go_to_the_cpu():
+    placement = co_schedule([1.0, 1.0, 1.0], [0.1, INF, 0.1], switch=[0.01, 0.01])
+    assert placement == ["dsp", "cpu", "dsp"]
+    assert dsp_first([0.1, INF, 3.0]) == ["dsp", "cpu", "dsp"]
+
+
+def test_the_dp_finds_the_optimal_chain_placement():
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        n = 7
+        cpu = list(rng.uniform(0.1, 2.0, n))
+        dsp = [INF if rng.random() < 0.2 else x for x in rng.uniform(0.05, 2.0, n)]
+        switch = list(rng.uniform(0.0, 1.0, n - 1))
+        best = min(chain_latency(list(p), cpu, dsp, switch)
+                   for p in itertools.product(("cpu", "dsp"), repeat=n))
+        assert chain_latency(co_schedule(cpu, dsp, switch), cpu, dsp, switch) == \
+            pytest.approx(best)
+
+
+# -- batch splitting ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dsp_latency():
+    model = CostModel(load_soc("snapdragon865"))
+
+    def latency(row):
+        return model.kernel_cost("dsp", 4, row).duration(500e6)
+
+    return latency
+
+
+def test_a_conv_that_overflows_the_dsp_cache_is_split_into_small_micro_batches(dsp_latency):
+    row = conv_row(64, 64, 32, 64)
+    parts, seconds = best_split(row, dsp_latency)
+    assert parts >= 16  # micro-batches of 4 or fewer samples: no padding, fits the L2
+    assert seconds < dsp_latency(row) / 2
+    part = micro_batch(row, parts)
+    assert part["batch"] * parts == 64
+    assert part["flops"] * parts == pytest.approx(row["flops"])
+
+
+def test_a_conv_that_fits_is_not_split(dsp_latency):
+    assert best_split(conv_row(64, 64, 8, 4), dsp_latency)[0] == 1
+
+
+def test_weight_gradients_are_accumulated_whole_by_every_micro_batch():
+    row = {**conv_row(64, 64, 16, 32), "pass": "bwd_weight"}
+    assert micro_batch(row, 8)["bytes_out"] == row["bytes_out"]
+    assert not splittable({**row, "op": "sgd_update", "pass": "update"})
+
+
+# -- self-adaptive rescaling ---------------------------------------------------------------
+
+def test_scale_factors_change_often_early_then_every_10_to_60_batches():
+    changed = ScaleProcess(early=100).changes(np.random.default_rng(0), 5000)
+    later = np.flatnonzero(changed[100:])
+    gaps = np.diff(later)
+    assert changed[:100].mean() > 0.1
+    assert gaps.min() >= 10 and gaps.max() <= 60
+
+
+def test_rescaling_follows_the_f_over_2_rule():
+    changed = np.zeros(1000, dtype=bool)
+    changed[10::20] = True  # a change every 20 batches: f = 1/20, rescale every 40
+    schedule = rescale_schedule(changed, window=100, period=1000)
+    assert schedule[:100].all()  # the measurement window rescales every batch
+    assert list(np.flatnonzero(schedule[100:300]) + 100) == [100, 140, 180, 220, 260]
+
+
+# -- subgraph reuse --------------------------------------------------------------------------
+
+def test_reuse_keeps_every_subgraph_that_fits():
+    prepared = residency([10.0, 20.0, 30.0], budget=100.0)
+    assert prepared == [{0, 1, 2}, set(), set()]
+
+
+def test_without_reuse_every_batch_prepares_everything():
+    assert residency([10.0, 20.0], budget=0.0) == [{0, 1}] * 3
+
+
+def test_over_budget_the_most_recently_used_regions_are_released():
+    # 40 + 40 fit; the third (30) evicts the MRU region that fits the need (the second):
+    # each batch then re-prepares the subgraphs evicted by the one before them.
+    prepared = residency([40.0, 40.0, 30.0], budget=90.0)
+    assert prepared[0] == {0, 1, 2}
+    assert 0 not in prepared[1] and prepared[1] == prepared[2]

@@ -1,0 +1,119 @@
+"""NestDNN policies on the engine: lifecycle, scheduling, switching, metrics."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.engine.simulation import simulate
+from simulator.errors import ConfigError
+from simulator.spec.experiment import ExperimentSpec
+
+APPS = ["VC", "RI-50", "VS"]
+
+
+def experiment(policy: dict, apps=APPS, iterations: int = 100_000) -> ExperimentSpec:
+    return ExperimentSpec.model_validate({
+        "name": "t", "soc": "snapdragon835",
+        "workload": [{"name": a, "model": "multicapacity", "options": {"app": a},
+                      "iterations": iterations} for a in apps],
+        "policy": policy,
+        "outputs": {"timeline": False, "timeseries": False, "sample_period": "100 ms"}})
+
+
+LIFECYCLE = {"duration": 6.0, "min_apps": 1, "max_apps": 3, "seed": 7}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """The three policies on the same 6-s app schedule."""
+    out = {}
+    for name in ("nestdnn-baseline", "nestdnn-mintotal", "nestdnn-minmax"):
+        out[name] = simulate(experiment({"name": name, "alpha": 0.3, "lifecycle": LIFECYCLE}),
+                             seed=1)
+    return out
+
+
+def test_runs_end_with_the_lifecycle_and_report_their_metrics(runs):
+    for result in runs.values():
+        m = result.metrics
+        assert m["makespan_s"] == pytest.approx(6.0)
+        assert m["completed"] == 1.0
+        assert m["inferences"] > 0 and m["frame_rate_fps"] > 0
+        assert sum(m[f"time_share_{n}apps_pct"] for n in (1, 2, 3)) == pytest.approx(100.0)
+        assert m["energy_storage_j"] > 0  # models were loaded from flash
+
+
+def test_all_policies_see_the_same_app_mix(runs):
+    shares = {name: [r.metrics[f"time_share_{n}apps_pct"] for n in (1, 2, 3)]
+              for name, r in runs.items()}
+    assert len({tuple(v) for v in shares.values()}) == 1
+
+
+def test_the_baseline_runs_the_knee_models(runs):
+    baseline = runs["nestdnn-baseline"].metrics
+    assert baseline["accuracy_gain_pct"] == pytest.approx(0.0)
+    assert baseline["switches"] == 0.0
+    assert runs["nestdnn-mintotal"].metrics["scheduler_evaluations"] > 0
+
+
+def test_minmax_has_the_lower_worst_cost_mintotal_the_lower_total(runs):
+    mintotal, minmax = runs["nestdnn-mintotal"].metrics, runs["nestdnn-minmax"].metrics
+    assert minmax["nestdnn_max_cost"] <= mintotal["nestdnn_max_cost"] + 1e-9
+    assert mintotal["nestdnn_total_cost"] <= minmax["nestdnn_total_cost"] + 1e-9
+
+
+def test_frames_are_paced_by_the_camera(runs):
+    for result in runs.values():
+        for app in APPS:
+            assert result.metrics[f"{app}.frame_rate_fps"] <= 30.0 + 1e-9
+
+
+def test_deterministic_under_a_seed(runs):
+    again = simulate(experiment({"name": "nestdnn-mintotal", "alpha": 0.3,
+                                 "lifecycle": LIFECYCLE}), seed=1)
+    assert again.metrics == runs["nestdnn-mintotal"].metrics
+
+
+def test_a_run_stops_after_max_inferences():
+    result = simulate(experiment({"name": "nestdnn-mintotal", "max_inferences": 40,
+                                  "lifecycle": {**LIFECYCLE, "duration": 100.0}}), seed=2)
+    assert result.metrics["inferences"] == 40
+    assert result.metrics["makespan_s"] < 100.0
+
+
+def test_static_mix_runs_each_apps_iterations():
+    result = simulate(experiment({"name": "nestdnn-minmax", "lifecycle": "static"},
+                                 apps=["VS", "VC"], iterations=3), seed=0)
+    assert result.metrics["inferences"] == 6 and result.metrics["completed"] == 1.0
+
+
+def test_switching_benchmark_multi_capacity_moves_less_than_independent():
+    def run(scheme):
+        return simulate(experiment({"name": "nestdnn-switching", "switches": 40,
+                                    "scheme": scheme}, apps=["VC", "VS", "RP"]), seed=3).metrics
+
+    multi, indep = run("multi-capacity"), run("independent")
+    assert multi["switches"] == indep["switches"] == 40
+    assert multi["page_in_mb"] < indep["page_in_mb"]
+    assert multi["energy_j"] < indep["energy_j"]
+    assert 0 < multi["energy_storage_j"] < multi["energy_j"]
+
+
+@pytest.mark.parametrize("policy, message", [
+    ({"name": "nestdnn-mintotal", "sharing": "fair"}, "sharing"),
+    ({"name": "nestdnn-mintotal", "lifecycle": {"rate": 1}}, "unknown key"),
+    ({"name": "nestdnn-mintotal", "memory": "400"}, "memory"),
+    ({"name": "nestdnn-baseline", "alpha": -1}, "alpha"),
+    ({"name": "nestdnn-switching", "scheme": "nested"}, "scheme"),
+])
+def test_bad_parameters_are_config_errors(policy, message):
+    with pytest.raises(ConfigError, match=message):
+        simulate(experiment(policy))
+
+
+def test_a_job_that_is_not_an_app_is_refused():
+    exp = ExperimentSpec.model_validate({
+        "name": "t", "soc": "snapdragon835", "workload": {"model": "lenet5"},
+        "policy": {"name": "nestdnn-mintotal"}})
+    with pytest.raises(ConfigError, match="not an app"):
+        simulate(exp)

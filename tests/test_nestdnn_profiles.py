@@ -1,0 +1,112 @@
+"""Multi-capacity model profiles, latencies from simulation, and switching traffic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+import simulator
+from simulator.errors import ConfigError
+from workloads.generate import generate_trace
+from workloads.multicapacity.derive import fit_app, traffic_consistent
+from workloads.multicapacity.latency import profile_latencies
+from workloads.multicapacity.profile import load_profiles
+from workloads.multicapacity.switching import (
+    INDEPENDENT,
+    MULTI_CAPACITY,
+    average_traffic,
+    switch_traffic,
+)
+
+MB = 1e6
+
+
+@pytest.fixture(scope="module")
+def profiles():
+    return load_profiles("nestdnn")
+
+
+def test_six_apps_with_five_nested_descendants(profiles):
+    assert list(profiles) == ["VC", "RI-50", "RI-100", "VS", "VG", "RP"]
+    for app in profiles.values():
+        caps = [d.capacity for d in app.descendants]
+        assert len(caps) == 5 and caps[-1] == 1.0
+        for field in ("memory", "flops", "accuracy"):
+            values = [getattr(d, field) for d in app.descendants]
+            assert values == sorted(values), f"{app.name} {field}"
+        # concave accuracy: each step of capacity buys less accuracy than the last
+        acc, caps = np.array([d.accuracy for d in app.descendants]), np.array(caps)
+        slopes = np.diff(acc) / np.diff(caps)
+        assert np.all(np.diff(slopes) < 1e-12)
+        assert 0 <= app.knee() < 5
+
+
+def test_sizes_match_the_paper_where_they_were_fitted(profiles):
+    multi = sum(app.largest.memory for app in profiles.values()) / MB
+    independent = sum(d.memory for app in profiles.values() for d in app.descendants) / MB
+    assert multi == pytest.approx(524.6, rel=0.01)
+    assert independent == pytest.approx(1112.0, rel=0.01)
+
+
+def test_nested_switches_move_only_the_difference():
+    sizes = [10.0, 20.0, 40.0]
+    assert switch_traffic(sizes, 0, 2) == switch_traffic(sizes, 0, 2, MULTI_CAPACITY)
+    assert switch_traffic(sizes, 0, 2).page_in == 30.0
+    assert switch_traffic(sizes, 0, 2).page_out == 0.0
+    assert switch_traffic(sizes, 2, 0).page_in == 0.0  # a downgrade reads nothing
+    assert switch_traffic(sizes, 2, 0, INDEPENDENT).page_in == 10.0
+    assert switch_traffic(sizes, -1, 1).page_in == 20.0  # cold start
+    indep, multi = average_traffic(sizes, INDEPENDENT), average_traffic(sizes, MULTI_CAPACITY)
+    assert multi.page_in == pytest.approx(indep.page_in - indep.page_out)
+
+
+def test_the_fit_reproduces_a_consistent_paper_row():
+    paper = {"multi_capacity": 196.0e6, "independent": 437.5e6, "upgrade_in": 81.4e6,
+             "independent_upgrade_in": 128.2e6, "independent_upgrade_out": 46.8e6}
+    fit = fit_app("vgg16", {"input_size": 32, "num_classes": 10, "stem": "imagenet"}, paper)
+    assert fit.used_traffic and fit.width == pytest.approx(0.604, abs=0.002)
+    assert not traffic_consistent({**paper, "independent_upgrade_in": 1.0e6})
+
+
+def test_latencies_come_from_simulating_the_descendants(profiles):
+    soc = simulator.load_soc("snapdragon835")
+    vs = profile_latencies({"VS": profiles["VS"]}, soc, "cpu.big")["VS"]
+    latencies = [d.latency for d in vs.descendants]
+    assert all(lat > 0 for lat in latencies) and latencies == sorted(latencies)
+    one_core = profile_latencies({"VS": profiles["VS"]}, soc, "cpu.big", cores=1)["VS"]
+    assert one_core.largest.latency > vs.largest.latency
+
+
+def test_measured_values_replace_derived_ones(tmp_path):
+    entry = {"model": "vgg16", "options": {"input_size": 32, "num_classes": 10},
+             "width": 0.25, "descendants": [
+                 {"capacity": 0.5, "accuracy": 0.8, "latency": "5 ms", "memory": "2 MB"},
+                 {"capacity": 1.0, "accuracy": 0.9, "latency": "9 ms"}]}
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"name": "mine", "apps": {"X": entry}}))
+    app = load_profiles(path)["X"]
+    assert app.descendants[0].latency == pytest.approx(5e-3)
+    assert app.descendants[0].memory == 2e6
+    assert app.descendants[1].memory > 2e6  # derived from the trace
+    soc = simulator.load_soc("snapdragon835")
+    kept = profile_latencies({"X": app}, soc, "cpu.big")["X"]
+    assert [d.latency for d in kept.descendants] == pytest.approx([5e-3, 9e-3])
+
+
+def test_bad_profiles_are_config_errors(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"name": "bad", "apps": {"X": {
+        "model": "vgg16", "descendants": [{"capacity": 0.5}, {"capacity": 1.0}]}}}))
+    with pytest.raises(ConfigError, match="top_accuracy"):
+        load_profiles(path)
+    with pytest.raises(ConfigError, match="profile"):
+        load_profiles("nonexistent")
+
+
+def test_the_multicapacity_zoo_model_builds_any_descendant():
+    seed = generate_trace("multicapacity", app="VS", descendant=0)
+    largest = generate_trace("multicapacity", app="VS")
+    assert seed.total_flops < largest.total_flops
+    with pytest.raises(ConfigError, match="'app'"):
+        generate_trace("multicapacity", app="XX")

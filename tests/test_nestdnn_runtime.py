@@ -1,0 +1,162 @@
+"""Run-time job control (simulator.engine.control): apps starting, stopping, resharing.
+
+A policy drives jobs from its own SimPy process through ``context.runners``:
+suspend/resume/stop/abort, ``set_share`` (running kernels re-timed) and
+``replan``. Each test scripts one scenario on the tiny SoC's two big cores.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import kernel, make_trace
+
+from simulator.engine.control import Pacer
+from simulator.engine.simulation import simulate
+from simulator.policy import POLICIES, Placement, Plan, Policy
+from simulator.spec.experiment import ExperimentSpec
+
+# one 2-core kernel of 4e9 FLOP: 8 FLOP/cycle x 0.5 x (1 + 1) cores x 2 GHz = 16 GFLOP/s
+LONG = 4e9
+SECONDS = 0.25
+
+
+class Scripted(Policy):
+    """Every kernel on both big cores; ``script(context)`` runs as a process at time 0."""
+
+    name = "scripted"
+
+    def __init__(self, script=None, share: float = 1.0):
+        self.script = script
+        self.share = share
+
+    def bind(self, context):
+        super().bind(context)
+        context.system.device().env.process(self.script(context))
+
+    def plan(self, job):
+        return Plan([Placement("cpu.big", 2, self.share)] * len(job.trace))
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    monkeypatch.setitem(POLICIES._entries, "scripted", Scripted)
+
+
+def run(tiny_soc, traces: dict, script, iterations: int = 1, share: float = 1.0):
+    workloads = [{"name": f"j{i}", "trace": "<memory>", "iterations": iterations}
+                 for i in range(len(traces))]
+    exp = ExperimentSpec.model_validate({
+        "name": "t", "soc": "tiny", "workload": workloads,
+        "policy": {"name": "scripted", "script": script, "share": share},
+        "dvfs": {"governor": "performance"}, "thermal": {"governor": False}})
+    return simulate(exp, traces=traces, soc=tiny_soc)
+
+
+def one_kernel():
+    return make_trace([kernel(0, flops=LONG, nbytes=0)])
+
+
+def test_a_suspended_job_starts_when_resumed(tiny_soc, scripted):
+    def script(context):
+        runner = context.runners["j0"]
+        runner.control.suspend()
+        yield context.system.device().env.timeout(1.0)
+        runner.control.resume()
+
+    result = run(tiny_soc, {0: one_kernel()}, script)
+    assert result.kernels["start_s"].iloc[0] == pytest.approx(1.0)
+    assert result.metrics["makespan_s"] == pytest.approx(1.0 + SECONDS)
+
+
+def test_set_share_retimes_the_running_kernel(tiny_soc, scripted):
+    def script(context):
+        yield context.system.device().env.timeout(SECONDS / 2)
+        context.runners["j0"].set_share(0.5)  # half the work left, at half speed
+
+    result = run(tiny_soc, {0: one_kernel()}, script)
+    assert result.metrics["latency_s"] == pytest.approx(SECONDS / 2 + SECONDS)
+
+
+def test_set_share_applies_to_later_kernels_whatever_the_plan(tiny_soc, scripted):
+    def script(context):
+        context.runners["j0"].set_share(0.25)
+        yield context.system.device().env.timeout(0)
+
+    result = run(tiny_soc, {0: one_kernel()}, script, iterations=2)
+    assert list(result.kernels["share"]) == [0.25, 0.25]
+    assert result.metrics["latency_s"] == pytest.approx(4 * SECONDS)
+
+
+def test_shares_let_two_jobs_run_side_by_side(tiny_soc, scripted):
+    def script(context):
+        for name in ("j0", "j1"):
+            context.runners[name].set_share(0.5)
+        yield context.system.device().env.timeout(0)
+
+    result = run(tiny_soc, {0: one_kernel(), 1: one_kernel()}, script)
+    assert list(result.kernels["start_s"]) == [0.0, 0.0]
+    assert result.metrics["makespan_s"] == pytest.approx(2 * SECONDS)
+
+
+def test_abort_drops_the_frame_and_frees_the_cores(tiny_soc, scripted):
+    def script(context):
+        yield context.system.device().env.timeout(SECONDS / 2)
+        killed = context.runners["j0"]
+        killed.control.suspend()
+        killed.control.abort()
+        yield context.system.device().env.timeout(SECONDS)
+        killed.control.stop()
+
+    # j1 waits behind j0's kernel (both want both cores) until j0 is killed
+    result = run(tiny_soc, {0: one_kernel(), 1: one_kernel()}, script)
+    assert list(result.kernels["job"]) == ["j1"]  # the withdrawn kernel is not recorded
+    assert result.kernels["start_s"].iloc[0] == pytest.approx(SECONDS / 2)
+    assert result.metrics["j0.latency_s"] != result.metrics["j0.latency_s"]  # NaN: no frame
+    assert result.metrics["completed"] == 1.0  # a stopped job is done
+
+
+def test_stop_ends_a_long_job_after_its_current_iteration(tiny_soc, scripted):
+    def script(context):
+        yield context.system.device().env.timeout(2.5 * SECONDS)
+        context.runners["j0"].control.stop()
+
+    result = run(tiny_soc, {0: one_kernel()}, script, iterations=1000)
+    assert len(result.kernels) == 3
+    assert result.metrics["makespan_s"] == pytest.approx(3 * SECONDS)
+    assert result.metrics["completed"] == 1.0
+
+
+def test_replan_switches_the_model_for_the_next_iterations(tiny_soc, scripted):
+    small = make_trace([kernel(0, flops=LONG / 4, nbytes=0)])
+
+    def script(context):
+        yield context.system.device().env.timeout(SECONDS / 2)
+        context.runners["j0"].replan(Plan([Placement("cpu.big", 2)], trace=small))
+
+    result = run(tiny_soc, {0: one_kernel()}, script, iterations=3)
+    # the iteration in flight keeps its plan; the next two run the small model
+    assert result.kernels["duration_s"].tolist() == pytest.approx(
+        [SECONDS, SECONDS / 4, SECONDS / 4])
+
+
+def test_pacer_releases_iterations_at_the_camera_rate(tiny_soc, scripted):
+    frames = []
+
+    def script(context):
+        runner = context.runners["j0"]
+        Pacer(runner, 1.0)
+        runner.control.listeners.append(lambda r: frames.append(len(r.iteration_times)))
+        yield context.system.device().env.timeout(0)
+
+    result = run(tiny_soc, {0: one_kernel()}, script, iterations=3)
+    assert result.kernels["start_s"].tolist() == pytest.approx([0.0, 1.0, 2.0])
+    assert frames == [1, 2, 3]
+
+
+def test_a_runtime_share_outside_0_1_is_rejected(tiny_soc, scripted):
+    def script(context):
+        context.runners["j0"].set_share(1.5)
+        yield context.system.device().env.timeout(0)
+
+    with pytest.raises(ValueError, match="share"):
+        run(tiny_soc, {0: one_kernel()}, script)

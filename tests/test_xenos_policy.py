@@ -1,0 +1,135 @@
+"""Xenos on a multi-core DSP board and d-Xenos over several boards, as API demos.
+
+Layouts and linking on small traces; the operator split's parts; Vanilla vs HO
+vs HO+VO on the TMS320C6678; parameter server vs ring exchanges.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import kernel, make_trace
+
+from policies.xenos.dos import SplitConfig, plan_parts
+from policies.xenos.layouts import INTERLEAVED, PLANAR, annotate
+from policies.xenos.linking import fuse, link
+from policies.xenos.partition import by_band, by_channels, fit_parameters
+from simulator.engine.simulation import simulate
+from simulator.spec.experiment import ExperimentSpec
+from simulator.validation.xenos_checks import distributed_experiment
+
+
+def conv(kid, deps="", k=1, c_in=32, c_out=32, hw=16, **extra):
+    """An FP32 convolution row on ``hw`` x ``hw`` maps."""
+    e = 4
+    return kernel(kid, deps, op="conv", flops=2.0 * c_in * c_out * k * k * hw * hw,
+                  nbytes=c_in * hw * hw * e, weight_bytes=c_in * c_out * k * k * e,
+                  kernel=k, stride=1, in_channels=c_in, out_channels=c_out, in_h=hw, in_w=hw,
+                  out_h=hw, out_w=hw, groups=1, **extra)
+
+
+def elementwise(kid, deps, op, c=32, hw=16):
+    return kernel(kid, deps, op=op, flops=c * hw * hw, nbytes=c * hw * hw * 4, kernel=0,
+                  stride=0, in_channels=c, out_channels=c, in_h=hw, in_w=hw, out_h=hw,
+                  out_w=hw)
+
+
+@pytest.fixture
+def chain():
+    """3x3 conv -> BN -> ReLU -> 1x1 conv: the pointwise conv reads the planar
+    output channel-interleaved."""
+    return make_trace([conv(0, k=3), elementwise(1, "0", "batchnorm"),
+                       elementwise(2, "1", "relu"), conv(3, "2", k=1)])
+
+
+def test_a_pointwise_conv_reads_a_planar_map_across_channels(chain):
+    strides, orders = annotate(chain)
+    assert orders == [PLANAR, PLANAR, PLANAR, PLANAR]
+    assert strides == [0.0, 0.0, 0.0, 16 * 16 * 4]  # one map (H*W*4 bytes) per read
+    _, linked = annotate(chain, written={2: INTERLEAVED})
+    assert linked[2] == INTERLEAVED
+
+
+def test_vertical_optimisation_fuses_cbr_and_links_the_pair(chain):
+    fused = fuse(chain)
+    assert list(fused.table["op"]) == ["conv", "conv"]
+    assert fused.table["flops"].sum() == pytest.approx(chain.table["flops"].sum())
+    linked = link(fused, tiles=8)
+    assert list(linked.table["read_stride"]) == [0.0, 0.0]  # 3x3 -> 1x1 is on the list
+    # the producer of a 3x3 conv would repeat halo rows; a 1x1 consumer needs none
+    assert linked.table["bytes_out"][0] == fused.table["bytes_out"][0]
+
+
+def test_parts_split_the_work_and_read_what_they_need():
+    row = dict(conv(0, k=3, c_out=20), read_stride=0.0)
+    parts = by_channels(row, 8)  # 2 channels each + 4 leftovers shared by rows
+    assert len(parts) == 8
+    assert sum(p["flops"] for p in parts) == pytest.approx(row["flops"])
+    assert all(p["bytes_in"] == row["bytes_in"] for p in parts)  # whole input each
+    bands = by_band(row, 8, "inH")
+    assert sum(p["bytes_out"] for p in bands) == pytest.approx(row["bytes_out"])
+    assert all(p["weight_bytes"] == row["weight_bytes"] for p in bands)  # all kernels each
+    assert sum(p["bytes_in"] for p in bands) > row["bytes_in"]  # boundary rows twice
+    pieces, partial = fit_parameters(dict(row, weight_bytes=1000.0), 300.0, channels=20)
+    assert len(pieces) == 4 and not partial
+    pieces, partial = fit_parameters(dict(row, weight_bytes=1000.0), 300.0, channels=1)
+    assert partial  # one channel too big: input-channel pieces with partial sums
+
+
+def test_dos_splits_every_operator_over_the_units():
+    cfg = SplitConfig(units=8, horizontal=True, budget=64 * 1024, shared=4 * 2**20)
+    chains = plan_parts(dict(conv(0, k=3, c_out=64), read_stride=0.0), cfg)
+    assert len(chains) == 1 and len(chains[0]) == 8
+    big = dict(conv(0, k=3, c_in=256, c_out=256, hw=64), read_stride=0.0)
+    assert len(plan_parts(big, cfg)) > 1  # 8 MB of maps: sliced to fit the 4 MB SRAM
+
+
+def xenos(model: str, horizontal: bool, vertical: bool, **workload) -> float:
+    spec = ExperimentSpec.model_validate({
+        "name": "t", "soc": "tms320c6678", "workload": {"model": model, **workload},
+        "policy": {"name": "xenos", "horizontal": horizontal, "vertical": vertical},
+        "outputs": {"timeline": False}})
+    return simulate(spec)
+
+
+def test_ho_beats_vanilla_and_vo_adds_to_it_on_the_board():
+    times = [xenos("mobilenet_v1", h, v, input_size=128).metrics["latency_s"]
+             for h, v in ((False, False), (True, False), (True, True))]
+    assert times[0] > times[1] > times[2]
+
+
+def test_every_part_runs_on_one_unit():
+    result = xenos("mobilenet_v1", True, True, input_size=64)
+    assert set(result.kernels["units"]) == {1}
+    assert result.kernels["lanes"].map(len).eq(1).all()
+
+
+def test_traffic_series_are_added_per_level():
+    spec = ExperimentSpec.model_validate({
+        "name": "t", "soc": "tms320c6678", "workload": {"model": "lenet5"},
+        "policy": {"name": "xenos", "traffic_period": "20 us"}})
+    series = simulate(spec).timeseries
+    names = set(series["name"])
+    assert {"traffic.l1", "traffic.l2", "traffic.msmc", "traffic.dram"} <= names
+    assert (series[series["name"] == "traffic.dram"]["value"] >= 0).all()
+
+
+@pytest.mark.parametrize("sync", ["ps", "ring"])
+def test_four_boards_beat_one(sync):
+    def latency(boards):
+        raw = distributed_experiment("mobilenet_v1", boards, "mixed", sync)
+        raw["workload"]["input_size"] = 128
+        return simulate(ExperimentSpec.model_validate(raw)).metrics["latency_s"]
+
+    assert latency(4) < latency(1) / 1.5
+
+
+def test_ring_relays_every_part_through_the_other_boards():
+    raw = distributed_experiment("lenet5", 3, "outC", "ring")
+    raw["outputs"]["kernels"] = True
+    labels = simulate(ExperimentSpec.model_validate(raw)).kernels["label"]
+    relays = labels[labels.str.contains(".ring")]
+    # every gathered operator: 3 chunks x 2 hops
+    assert len(relays) % 6 == 0 and len(relays) > 0
+    raw["policy"]["sync"] = "ps"
+    labels = simulate(ExperimentSpec.model_validate(raw)).kernels["label"]
+    assert labels.str.contains(".gather@device").any()
