@@ -173,23 +173,9 @@ _register_table7()
 
 @lru_cache(maxsize=1)
 def _thermal() -> tuple[float, float, float]:
-    from .thermal_checks import HORIZON_S
+    from .thermal_checks import thermal_case
 
-    exp = ExperimentSpec.model_validate({
-        "name": "sd865-thermal-mnn", "soc": SD865,
-        "workload": {**refs.VGG16_CIFAR, "iterations": 10_000},
-        "policy": {"name": "mnn-fp32", "cpu": "big4"},
-        "thermal": {"initial": f"{refs.THERMAL_START_C} C"}, "time_limit": f"{HORIZON_S} s",
-        "outputs": {"sample_period": "0.5 s", "timeline": False, "kernels": False}})
-    series = simulate(exp).timeseries.pivot_table(index="time_s", columns="name",
-                                                   values="value")
-    temp, cap = series["temp.cpu_big"], series["cap.cpu.gold"]
-    hot = temp[temp >= refs.THERMAL_PEAK_C]
-    if hot.empty:
-        return float("inf"), float(cap.iloc[-1] / 1e9), float(temp.max())
-    reached = float(hot.index[0])
-    after = cap[(cap.index >= reached) & (cap.index <= reached + 60.0)]
-    return reached, float(after.mean() / 1e9), float(temp.max())
+    return thermal_case(policy={"name": "mnn-fp32", "cpu": "big4"}, workload=refs.VGG16_CIFAR)
 
 
 @check("sd865.mandheling.thermal.time_to_68c", reference=refs.THERMAL_TIME_S, unit="s",

@@ -21,13 +21,24 @@ from .registry import check
 HORIZON_S = 240.0
 
 
-def thermal_case(soc: SocSpec | None = None) -> tuple[float, float, float]:
-    """(seconds to reach 68 °C, mean gold cap in GHz over the next 60 s, peak °C)."""
+ENGINE_POLICY = {"name": "single", "processor": ["cpu.prime", "cpu.gold"], "cores": 4}
+VGG16 = {"model": "vgg16", "mode": "training", "batch": 64, "input_size": 32,
+         "num_classes": 10}
+
+
+def thermal_case(soc: SocSpec | None = None, policy: dict | None = None,
+                 workload: dict | None = None) -> tuple[float, float, float]:
+    """(seconds to reach 68 °C, mean gold cap in GHz over the next 60 s, peak °C).
+
+    Args:
+        soc: a SoC description replacing ``snapdragon865`` (fitting).
+        policy: the training policy (default: 4 threads over the big cores).
+        workload: the training workload (default: VGG-16, CIFAR-10, batch 64).
+    """
     exp = ExperimentSpec.model_validate({
         "name": "sd865-thermal", "soc": "snapdragon865",
-        "workload": {"model": "vgg16", "mode": "training", "batch": 64, "input_size": 32,
-                     "num_classes": 10, "iterations": 10_000},
-        "policy": {"name": "single", "processor": ["cpu.prime", "cpu.gold"], "cores": 4},
+        "workload": {**(workload or VGG16), "iterations": 10_000},
+        "policy": policy or ENGINE_POLICY,
         "thermal": {"initial": f"{refs.THERMAL_START_C} C"},
         "time_limit": f"{HORIZON_S} s",
         "outputs": {"sample_period": "0.5 s", "timeline": False, "kernels": False}})
