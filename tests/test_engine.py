@@ -122,6 +122,31 @@ def test_schedutil_lowers_the_frequency_of_an_idle_domain(tiny_soc):
     assert governor.decide(domain, 1.0) == domain.top
 
 
+def test_no_governor_goes_below_the_os_floor_but_the_thermal_cap_does(tiny_soc):
+    opps = tiny_soc.cpu["big"].opps
+    domain = FrequencyDomain("x", opps, min_frequency=opps[0].frequency * 1.01)
+    assert domain.floor == 1
+    GOVERNORS.get("powersave")().start(domain)
+    assert domain.index == 1
+    domain.request(0)
+    assert domain.index == 1
+    domain.set_cap(0)  # cpufreq's QoS: the maximum wins over the minimum
+    assert domain.index == 0
+
+
+def test_powersave_runs_at_the_socs_min_frequency(tiny_soc):
+    cpu = dict(tiny_soc.cpu)
+    top = cpu["big"].opps[-1].frequency
+    cpu["big"] = cpu["big"].model_copy(update={"min_frequency": top})
+    floored = tiny_soc.model_copy(update={"cpu": cpu})
+    trace = make_trace([kernel(0, flops=8e8)])
+    policy = {"name": "single", "processor": "cpu.big", "cores": 1}
+    slow = run(tiny_soc, trace, policy, dvfs={"governor": "powersave"})
+    fast = run(floored, trace, policy, dvfs={"governor": "powersave"})
+    assert slow.metrics["latency_s"] == pytest.approx(0.2, rel=1e-6)
+    assert fast.metrics["latency_s"] == pytest.approx(0.1, rel=1e-6)
+
+
 def test_processor_sharing_between_two_tenants(tiny_soc):
     trace = make_trace([kernel(0, flops=8e8)])
     alone = run(tiny_soc, trace, {"name": "single", "processor": "cpu.big", "cores": 1})
@@ -182,6 +207,23 @@ def test_dynamic_energy_matches_ceff_v2_f_times_busy_time(tiny_soc):
     # + leakage 50 mW x 0.1 s (at 25 C) + idle 10 mW x 0.1 s for the other core.
     expected = 0.2 + 0.05 * 0.1 * 2 ** ((25 - 25) / 25) + 0.01 * 0.1
     assert result.metrics["energy_cpu.big_j"] == pytest.approx(expected, rel=0.02)
+
+
+def test_integer_kernels_switch_at_their_precision_activity(tiny_soc):
+    def cpu_joules(activity: float, precision: str) -> float:
+        cpu = dict(tiny_soc.cpu)
+        power = cpu["big"].power.model_copy(update={"precision_activity": {"int8": activity}})
+        cpu["big"] = cpu["big"].model_copy(update={"power": power})
+        soc = tiny_soc.model_copy(update={"cpu": cpu})
+        trace = make_trace([kernel(0, flops=8e8, precision=precision)])
+        result = run(soc, trace, {"name": "single", "processor": "cpu.big", "cores": 1})
+        return result.metrics["energy_cpu.big_j"]
+
+    # a compute-bound kernel: dynamic energy is linear in the activity, the rest fixed
+    full, half, quarter = (cpu_joules(a, "int8") for a in (1.0, 0.5, 0.25))
+    assert full > half > quarter
+    assert (full - half) == pytest.approx(2 * (half - quarter), rel=1e-6)
+    assert cpu_joules(0.5, "fp32") == pytest.approx(cpu_joules(1.0, "fp32"), rel=1e-12)
 
 
 def test_thermal_network_matches_its_steady_state(tiny_soc):

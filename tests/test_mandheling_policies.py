@@ -42,14 +42,15 @@ def test_unknown_cpu_configuration_is_a_config_error():
              {"model": "lenet5", "mode": "training", "batch": 4})
 
 
-def test_cpu_freq_min_pins_the_lowest_opp_and_slows_training():
+def test_cpu_freq_min_pins_the_phones_frequency_floor_and_slows_training():
     workload = {"model": "lenet5", "mode": "training", "batch": 64}
     low = _run("snapdragon888", {"name": "mnn-fp32", "cpu": "big1", "cpu_freq": "min"},
                workload).metrics
     high = _run("snapdragon888", {"name": "mnn-fp32", "cpu": "big1", "cpu_freq": "max"},
                 workload).metrics
-    lowest = simulator.load_soc("snapdragon888").cpu["prime"].opps[0].frequency
-    assert low["min_freq_cpu.prime_hz"] == pytest.approx(lowest)
+    floor = simulator.load_soc("snapdragon888").cpu["prime"].min_frequency
+    assert floor > simulator.load_soc("snapdragon888").cpu["prime"].opps[0].frequency
+    assert low["min_freq_cpu.prime_hz"] == pytest.approx(floor)
     assert high["min_freq_cpu.prime_hz"] == pytest.approx(2841.6e6)
     assert low["latency_s"] > 2 * high["latency_s"]
 
@@ -141,6 +142,9 @@ def test_the_other_mandheling_phones_reuse_the_sd888_and_sd865_fits():
             assert soc.cpu[cluster].libraries["mnn"].efficiency == a78.efficiency, cluster
         for cluster in little:
             assert soc.cpu[cluster].libraries["mnn"] == a55, cluster
+        for cluster in big + little:
+            assert soc.cpu[cluster].power.precision_activity == \
+                sd888.cpu["gold"].power.precision_activity, cluster
         assert soc.gpu.libraries["mnn"].dispatch_overhead == \
             sd888.gpu.libraries["mnn"].dispatch_overhead
     for name in ("snapdragon888", "snapdragon750g"):

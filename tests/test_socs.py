@@ -260,3 +260,18 @@ def test_negative_frequency_is_rejected(tmp_path, name):
 
     path, where = _broken_copy(tmp_path, name, edit)
     _expect_config_error(path, f"{where}.opps", "positive")
+
+
+@pytest.mark.parametrize("name", SOC_NAMES)
+def test_a_frequency_floor_above_the_top_opp_is_rejected(tmp_path, name):
+    path, where = _broken_copy(tmp_path, name, lambda c: c.update(min_frequency="9 GHz"))
+    _expect_config_error(path, where, "above the highest OPP")
+
+
+@pytest.mark.parametrize("name", SOC_NAMES)
+def test_an_unknown_precision_activity_is_rejected(tmp_path, name):
+    def edit(cluster):
+        cluster["power"]["precision_activity"] = {"int3": 0.5}
+
+    path, where = _broken_copy(tmp_path, name, edit)
+    _expect_config_error(path, f"{where}.power.precision_activity", "int3")

@@ -34,7 +34,8 @@ class CpuTraining(Policy):
 
     Args:
         cpu: thread pool (``big4``, ``big2``, ``big1``, ``little4``, ``little1``, ``all8``).
-        cpu_freq: ``max``, ``min`` (lowest OPP) or ``governor`` (the experiment's).
+        cpu_freq: ``max``, ``min`` (the lowest frequency the phone's OS allows) or
+            ``governor`` (the experiment's).
     """
 
     library = ""

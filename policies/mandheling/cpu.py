@@ -16,13 +16,14 @@
 Threads get equal shares of each operator's work (a framework's thread pool),
 so a pool mixing fast and slow cores waits for its slowest thread.
 ``cpu_freq`` pins the CPU clusters' frequency: ``max`` (performance governor),
-``min`` (userspace at the lowest OPP: the paper's "L") or ``governor`` (leave
-the experiment's DVFS governor).
+``min`` (powersave: the lowest frequency the phone's OS allows, its
+``min_frequency`` floor: the paper's "L") or ``governor`` (leave the
+experiment's DVFS governor).
 """
 
 from __future__ import annotations
 
-from simulator.engine.dvfs import Performance, Userspace
+from simulator.engine.dvfs import Performance, Powersave
 from simulator.errors import ConfigError
 from simulator.policy import Placement
 
@@ -82,8 +83,7 @@ def pin_frequency(device, cpu_freq: str) -> None:
         return
     for local, domain in device.domains.items():
         if local.startswith("cpu."):
-            governor = (Performance() if cpu_freq == "max"
-                        else Userspace(domain.frequencies[0]))
+            governor = Performance() if cpu_freq == "max" else Powersave()
             device.set_governor(local, governor)
 
 

@@ -69,7 +69,7 @@ class Device:
         self.processors: dict[str, Processor] = {}
         self.channels: dict[str, Channel] = {}
         for local, pspec in spec.processors().items():
-            domain = FrequencyDomain(prefix + local, pspec.opps)
+            domain = FrequencyDomain(prefix + local, pspec.opps, pspec.min_frequency)
             self.domains[local] = domain
             self.processors[local] = Processor(env, prefix + local, pspec, domain, record_task)
             if pspec.offload is not None:

@@ -27,13 +27,17 @@ class FrequencyDomain:
     Args:
         name: dotted processor name.
         opps: ascending OPP table.
+        min_frequency: the OS floor (Hz) no governor request goes below (the
+            lowest OPP at or above it); None: the lowest OPP. The thermal cap
+            still wins over it, as cpufreq's frequency QoS does.
     """
 
-    def __init__(self, name: str, opps: list[OPP]):
+    def __init__(self, name: str, opps: list[OPP], min_frequency: float | None = None):
         self.name = name
         self.frequencies = [opp.frequency for opp in opps]
         self.voltages = [opp.voltage for opp in opps]
         self.top = len(opps) - 1
+        self.floor = 0 if min_frequency is None else self.index_at_least(min_frequency)
         self.requested = self.top
         self.cap = self.top
         self.index = self.top
@@ -64,8 +68,8 @@ class FrequencyDomain:
         return max(bisect.bisect_right(self.frequencies, frequency * (1 + 1e-9)) - 1, 0)
 
     def request(self, index: int) -> None:
-        """Governor request; the thermal cap still applies."""
-        self.requested = max(0, min(index, self.top))
+        """Governor request, raised to the OS floor; the thermal cap still applies."""
+        self.requested = max(self.floor, min(index, self.top))
         self._apply()
 
     def set_cap(self, index: int) -> None:
@@ -108,7 +112,7 @@ class Performance(Governor):
 
 @GOVERNORS.register("powersave")
 class Powersave(Governor):
-    """Always the lowest OPP."""
+    """Always the lowest OPP the OS allows (the domain's floor)."""
 
     def start(self, domain: FrequencyDomain) -> None:
         domain.request(0)

@@ -217,7 +217,7 @@ class Processor:
             total = 1e-15
         if compute > total:
             compute = total
-        activity = (compute + self._stall * (total - compute)) / total
+        activity = (compute * cost.compute_activity + self._stall * (total - compute)) / total
         duration = total / task.share
         task.rate = 1.0 / duration
         volt = self.domain.voltage

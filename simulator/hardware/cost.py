@@ -94,6 +94,8 @@ class KernelCost:
             clock (shared caches, DRAM).
         overhead: dispatch / RPC overhead in seconds.
         compute_cycles: cycles of pure compute (for the activity factor).
+        compute_activity: switching activity of those cycles (the processor's
+            ``precision_activity`` of the kernel's precision).
         dram_bytes: bytes moved to/from DRAM (for DRAM energy).
         flops: operations executed, after batch padding.
         level_bytes: ``(level name, bytes it served)`` per memory level, nearest
@@ -107,6 +109,7 @@ class KernelCost:
     dram_bytes: float
     flops: float
     level_bytes: tuple[tuple[str, float], ...] = ()
+    compute_activity: float = 1.0
 
     def duration(self, frequency: float) -> float:
         """Seconds at processor ``frequency`` (Hz), alone on its units."""
@@ -118,7 +121,7 @@ class KernelCost:
         if total <= 0:
             return stall_activity
         busy = min(self.compute_cycles / frequency, total)
-        return (busy + stall_activity * (total - busy)) / total
+        return (busy * self.compute_activity + stall_activity * (total - busy)) / total
 
 
 class Unsupported(Exception):
@@ -324,7 +327,8 @@ class CostModel:
         return KernelCost(cycles=clock_cycles * slow, fixed=fixed * slow,
                           overhead=(overhead + fixed_s) * slow,
                           compute_cycles=compute_cycles * slow, dram_bytes=dram_bytes,
-                          flops=flops, level_bytes=tuple(traffic))
+                          flops=flops, level_bytes=tuple(traffic),
+                          compute_activity=proc.power.precision_activity.get(precision, 1.0))
 
     def kernel_cost(self, processor: str, units: int, row, library: str | None = None,
                     memory_share: float = 1.0) -> KernelCost:

@@ -93,7 +93,9 @@ class CacheLevel(Strict):
 class ProcessorPower(Strict):
     """Power model of one processor (per unit = per core / context).
 
-    Dynamic power per busy unit is ``ceff * V^2 * f * activity``; static
+    Dynamic power per busy unit is ``ceff * V^2 * f * activity``, the activity
+    being ``precision_activity`` (1 by default) while computing and
+    ``stall_activity`` while stalled on memory; static
     leakage per powered unit is ``leakage * (V / V_max) * 2^((T - T_ref)/doubling)``;
     an idle (clock-gated) unit also draws ``idle``.
     """
@@ -105,7 +107,22 @@ class ProcessorPower(Strict):
     idle: Watts = Field(default=0.0, ge=0, description="clock-gated idle power per unit")
     stall_activity: Fraction = Field(default=0.5, ge=0, le=1,
                                      description="activity while stalled on memory")
+    precision_activity: dict[str, Fraction] = Field(
+        default_factory=dict,
+        description="activity while computing, by precision (narrow integer lanes "
+                    "toggle fewer bits per cycle than FP32 FMAs); missing: 1")
     source: str | None = None
+
+    @field_validator("precision_activity")
+    @classmethod
+    def _activity_precisions(cls, value: dict[str, float]) -> dict[str, float]:
+        for precision, activity in value.items():
+            if precision not in PRECISIONS:
+                raise ValueError(f"unknown precision {precision!r}; "
+                                 f"expected {', '.join(PRECISIONS)}")
+            if not 0 < activity <= 1:
+                raise ValueError(f"precision_activity.{precision} must be in (0, 1]")
+        return value
 
 
 class Offload(Strict):
@@ -197,6 +214,8 @@ class ProcessorSpec(Strict):
         core: the core or IP name (``cortex-a77``, ``adreno-650``, ``hexagon-698``).
         units: cores of a cluster, HVX contexts of a DSP, 1 for a GPU.
         opps: OPP table, ascending frequencies.
+        min_frequency: the OS floor (cpufreq ``scaling_min_freq``) no governor
+            goes below, as a phone's vendor kernel sets it; None: the lowest OPP.
         ops_per_cycle: peak operations per cycle per unit by precision (2 per MAC);
             a missing precision is unsupported on this processor.
         efficiency: fraction of peak reached per op kind; keys are op kinds,
@@ -223,6 +242,7 @@ class ProcessorSpec(Strict):
     core: str = ""
     units: int = Field(default=1, ge=1)
     opps: list[OPP] = Field(min_length=1)
+    min_frequency: Hertz | None = Field(default=None, gt=0)
     ops_per_cycle: dict[str, float]
     efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
     memory_efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
@@ -262,6 +282,13 @@ class ProcessorSpec(Strict):
         if freqs != sorted(freqs) or len(set(freqs)) != len(freqs):
             raise ValueError("OPP frequencies must be strictly ascending")
         return value
+
+    @model_validator(mode="after")
+    def _floor_within_opps(self) -> ProcessorSpec:
+        if self.min_frequency is not None and self.min_frequency > self.opps[-1].frequency * (1 + 1e-9):
+            raise ValueError(f"min_frequency {self.min_frequency / 1e6:g} MHz is above the "
+                             f"highest OPP ({self.opps[-1].frequency / 1e6:g} MHz)")
+        return self
 
     @field_validator("ops_per_cycle")
     @classmethod
