@@ -6,7 +6,8 @@ and energy at the highest (H) and the lowest (L) CPU frequency.
 
 Physical parameters, three stages (least squares on log error):
 
-1. time (H rows but ``all8``, an exact fast model of the serial execution):
+1. time (H rows but ``all8``, see :data:`UNFITTED`; an exact fast model of
+   the serial execution):
    per core type (X1, A78, A55) and precision (FP32, INT8) the forward
    convolution efficiency ``s`` of MNN's kernels; the error-gradient and
    weight-gradient kernels at ``r_data * s`` and ``r_weight * s`` (two ratios
@@ -14,11 +15,11 @@ Physical parameters, three stages (least squares on log error):
    are); the parallel efficiency of the gold and silver clusters per
    precision. The paper's "training ~7x inference at batch 64" is checked,
    not fitted (``socsim validate --group mandheling``);
-2. floor (L time rows): the lowest frequency the phone lets each cluster run
+2. floor (L time rows but ``all8``): the lowest frequency the phone lets each cluster run
    at, an OPP (``min_frequency``). The measured L/H time ratios (1.6-2.6) are
    far below the 3.4-6x of the lowest OPPs, which no kernel efficiency can
    change: the phone's "lowest" is a vendor floor;
-3. energy (H rows, engine runs): the switched capacitance ``ceff`` of each
+3. energy (H rows but ``all8``, engine runs): the switched capacitance ``ceff`` of each
    core type, the switching activity of INT8 compute relative to FP32 (shared
    by the cores) and the device's base power.
 
@@ -52,10 +53,11 @@ BASE_FLOOR_W = 0.1
 STAGES = ("time", "floor", "energy")
 # Eight threads over both clusters: the measured INT8 time (2.71 s) is far below
 # an equal split's slowest thread (little4 10.36 s / 2), so the phone's scheduler
-# moved little-core threads to idle big cores (EAS misfit migration), which the
-# engine does not model; fitting these rows would bias the A55 kernels, so the
-# time stage leaves them as predictions.
-TIME_UNFITTED = ("all8",)
+# moved little-core threads to idle big cores (EAS misfit migration), and the
+# energies (about big4's power over the whole run) say the pool spin-waits at its
+# barriers; the engine models neither. Fitting these rows would bias the A55
+# kernels and the core power, so the stages leave them as predictions.
+UNFITTED = ("all8",)
 
 
 def mnn_table(forward: float, r_data: float, r_weight: float) -> dict[str, float]:
@@ -174,6 +176,8 @@ def fast_time(soc: SocSpec, method: str, cpu: str, cpu_freq: str = "max") -> flo
 def _h_rows(soc: SocSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     sim_t, sim_e, ref_t, ref_e = [], [], [], []
     for (method, cpu), (t_h, _, e_h, _) in refs.CPU_CONFIG_TABLE.items():
+        if cpu in UNFITTED:
+            continue
         seconds, joules = simulate_row(soc, method, cpu, "max")
         sim_t.append(seconds)
         sim_e.append(joules)
@@ -199,7 +203,7 @@ def fit(stages: tuple[str, ...] = STAGES) -> tuple[dict, dict, dict, dict]:
 
 def _fit_time(soc: SocSpec, efficiency: dict, parallel: dict) -> tuple[dict, dict]:
     names = EFFICIENCY_NAMES + RATIO_NAMES
-    rows = [item for item in refs.CPU_CONFIG_TABLE.items() if item[0][1] not in TIME_UNFITTED]
+    rows = [item for item in refs.CPU_CONFIG_TABLE.items() if item[0][1] not in UNFITTED]
 
     def time_residuals(x: np.ndarray) -> np.ndarray:
         eff = dict(zip(names, x[:8]))
@@ -222,7 +226,7 @@ def _fit_floors(soc: SocSpec) -> dict[str, float]:
     Coordinate descent over the OPP tables (the floor is an OPP; one cluster
     at a time, until no change), least squares on log time.
     """
-    rows = list(refs.CPU_CONFIG_TABLE.items())
+    rows = [item for item in refs.CPU_CONFIG_TABLE.items() if item[0][1] not in UNFITTED]
     floors = {cluster: soc.cpu[cluster].min_frequency or soc.cpu[cluster].opps[0].frequency
               for (cluster,) in CORES.values()}
 

@@ -93,7 +93,8 @@ class KernelCost:
         fixed: seconds of the part that does not scale with the processor
             clock (shared caches, DRAM).
         overhead: dispatch / RPC overhead in seconds.
-        compute_cycles: cycles of pure compute (for the activity factor).
+        compute_cycles: cycles each unit spends computing (for the activity factor;
+            below the compute time when units scale imperfectly).
         compute_activity: switching activity of those cycles (the processor's
             ``precision_activity`` of the kernel's precision).
         dram_bytes: bytes moved to/from DRAM (for DRAM energy).
@@ -324,9 +325,12 @@ class CostModel:
             overhead += (1.0 - overlap) * fixed
             fixed *= overlap
         slow = self.slowdown
+        # Each unit computes only its 1/units of the work; the parallel-efficiency
+        # loss is time spent waiting (contention, barriers) at the stall activity.
+        active_cycles = compute_cycles * scale_units / units
         return KernelCost(cycles=clock_cycles * slow, fixed=fixed * slow,
                           overhead=(overhead + fixed_s) * slow,
-                          compute_cycles=compute_cycles * slow, dram_bytes=dram_bytes,
+                          compute_cycles=active_cycles * slow, dram_bytes=dram_bytes,
                           flops=flops, level_bytes=tuple(traffic),
                           compute_activity=proc.power.precision_activity.get(precision, 1.0))
 
