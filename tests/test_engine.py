@@ -209,6 +209,25 @@ def test_dynamic_energy_matches_ceff_v2_f_times_busy_time(tiny_soc):
     assert result.metrics["energy_cpu.big_j"] == pytest.approx(expected, rel=0.02)
 
 
+def test_time_lost_to_parallel_scaling_is_spent_at_the_stall_activity(tiny_soc_dict):
+    from simulator.hardware.cost import CostModel
+    from simulator.spec.soc import SocSpec
+
+    tiny_soc_dict["cpu"]["big"]["parallel_efficiency"] = 0.5
+    soc = SocSpec.model_validate(tiny_soc_dict)
+    row = kernel(0, flops=8e8)
+    # 2 cores at 1.5x one core: 0.0667 s; each core computes its half in 0.05 s and
+    # waits (stall activity 0.5) for the rest: activity (0.05 + 0.5 * 0.0167) / 0.0667
+    cost = CostModel(soc).kernel_cost("cpu.big", 2, row)
+    assert cost.duration(2e9) == pytest.approx(8e8 / (8 * 0.5 * 1.5 * 2e9), rel=1e-6)
+    assert cost.activity(2e9, 0.5) == pytest.approx(0.875, rel=1e-6)
+    result = run(soc, make_trace([row]), {"name": "single", "processor": "cpu.big", "cores": 2})
+    seconds = result.metrics["latency_s"]
+    # the engine's inlined power: 1 nF * 1 V^2 * 2 GHz * 0.875 * 2 cores, + leakage 50 mW x 2
+    expected = (1e-9 * 2e9 * 0.875 * 2 + 0.05 * 2) * seconds
+    assert result.metrics["energy_cpu.big_j"] == pytest.approx(expected, rel=0.01)
+
+
 def test_integer_kernels_switch_at_their_precision_activity(tiny_soc):
     def cpu_joules(activity: float, precision: str) -> float:
         cpu = dict(tiny_soc.cpu)

@@ -265,7 +265,7 @@ def test_negative_frequency_is_rejected(tmp_path, name):
 @pytest.mark.parametrize("name", SOC_NAMES)
 def test_a_frequency_floor_above_the_top_opp_is_rejected(tmp_path, name):
     path, where = _broken_copy(tmp_path, name, lambda c: c.update(min_frequency="9 GHz"))
-    _expect_config_error(path, where, "above the highest OPP")
+    _expect_config_error(path, f"{where}.min_frequency", "above the highest OPP")
 
 
 @pytest.mark.parametrize("name", SOC_NAMES)

@@ -81,7 +81,7 @@ def pin_frequency(device, cpu_freq: str) -> None:
     """Set every CPU cluster of ``device`` to ``cpu_freq`` (``governor``: leave it)."""
     if cpu_freq == "governor":
         return
-    for local, domain in device.domains.items():
+    for local in device.domains:
         if local.startswith("cpu."):
             governor = Performance() if cpu_freq == "max" else Powersave()
             device.set_governor(local, governor)

@@ -230,8 +230,10 @@ def _fit_floors(soc: SocSpec) -> dict[str, float]:
     floors = {cluster: soc.cpu[cluster].min_frequency or soc.cpu[cluster].opps[0].frequency
               for (cluster,) in CORES.values()}
 
+    efficiency, parallel, *_ = current(soc)
+
     def cost(trial: dict[str, float]) -> float:
-        candidate = with_parameters(soc, *current(soc)[:2], floors=trial)
+        candidate = with_parameters(soc, efficiency, parallel, floors=trial)
         return sum(np.log(fast_time(candidate, method, cpu, "min") / values[1]) ** 2
                    for (method, cpu), values in rows)
 
@@ -287,7 +289,7 @@ def main() -> None:
         for name, value in {**efficiency, **parallel, **power}.items():
             print(f"{name:16s} {value:.4g}")
         for cluster, hertz in floors.items():
-            print(f"{cluster + '.min':16s} {hertz / 1e6:.1f} MHz")
+            print(f"{cluster + '.min':16s} " + (f"{hertz / 1e6:.1f} MHz" if hertz else "none"))
         soc = with_parameters(soc, efficiency, parallel, power, floors)
     _print_table(soc)
 

@@ -123,7 +123,8 @@ class Powersave(Governor):
 
 @GOVERNORS.register("userspace")
 class Userspace(Governor):
-    """A fixed frequency (the highest OPP not above it).
+    """A fixed frequency (the highest OPP not above it, and not below the
+    domain's OS floor ``min_frequency``).
 
     Args:
         frequency: requested frequency in Hz.

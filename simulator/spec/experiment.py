@@ -150,7 +150,8 @@ class GovernorSpec(Strict):
 
     governor: str | None = None
     frequency: Hertz | None = Field(default=None, gt=0,
-                                    description="userspace: fixed frequency")
+                                    description="userspace: fixed frequency (raised to a "
+                                                "processor's min_frequency)")
     period: Seconds | None = Field(default=None, gt=0, description="schedutil: sampling period")
     headroom: float | None = Field(default=None, ge=1, description="schedutil: headroom")
 

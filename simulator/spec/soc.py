@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..ops import OP_KINDS, PRECISIONS
 from .base import (
@@ -283,12 +283,14 @@ class ProcessorSpec(Strict):
             raise ValueError("OPP frequencies must be strictly ascending")
         return value
 
-    @model_validator(mode="after")
-    def _floor_within_opps(self) -> ProcessorSpec:
-        if self.min_frequency is not None and self.min_frequency > self.opps[-1].frequency * (1 + 1e-9):
-            raise ValueError(f"min_frequency {self.min_frequency / 1e6:g} MHz is above the "
-                             f"highest OPP ({self.opps[-1].frequency / 1e6:g} MHz)")
-        return self
+    @field_validator("min_frequency")
+    @classmethod
+    def _floor_within_opps(cls, value: float | None, info: ValidationInfo) -> float | None:
+        opps = info.data.get("opps")
+        if value is not None and opps and value > opps[-1].frequency * (1 + 1e-9):
+            raise ValueError(f"{value / 1e6:g} MHz is above the highest OPP "
+                             f"({opps[-1].frequency / 1e6:g} MHz)")
+        return value
 
     @field_validator("ops_per_cycle")
     @classmethod
