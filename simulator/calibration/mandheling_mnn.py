@@ -51,12 +51,12 @@ PARALLEL_NAMES = ["gold.fp32", "gold.int8", "silver.fp32", "silver.int8"]
 POWER_NAMES = ["x1.ceff_nF", "a78.ceff_nF", "a55.ceff_nF", "base_W", "int8_activity"]
 BASE_FLOOR_W = 0.1
 STAGES = ("time", "floor", "energy")
-# Eight threads over both clusters: the measured INT8 time (2.71 s) is far below
-# an equal split's slowest thread (little4 10.36 s / 2), so the phone's scheduler
-# moved little-core threads to idle big cores (EAS misfit migration), and the
-# energies (about big4's power over the whole run) say the pool spin-waits at its
-# barriers; the engine models neither. Fitting these rows would bias the A55
-# kernels and the core power, so the stages leave them as predictions.
+# Eight threads over both clusters: the phone draws the big4 power and the
+# measured INT8 time (2.71 s) is far below an equal split's slowest thread
+# (little4 10.36 s / 2): the phone's scheduler ran or moved the threads onto the
+# big cores (EAS), where MNN's pool spin-waits at its barriers; the engine runs
+# each thread on the core it names. Fitting these rows would bias the A55 kernels
+# and the core power, so the stages leave them as predictions.
 UNFITTED = ("all8",)
 
 
