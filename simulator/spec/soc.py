@@ -117,9 +117,7 @@ class ProcessorPower(Strict):
     @classmethod
     def _activity_precisions(cls, value: dict[str, float]) -> dict[str, float]:
         for precision, activity in value.items():
-            if precision not in PRECISIONS:
-                raise ValueError(f"unknown precision {precision!r}; "
-                                 f"expected {', '.join(PRECISIONS)}")
+            _check_precision(precision)
             if not 0 < activity <= 1:
                 raise ValueError(f"precision_activity.{precision} must be in (0, 1]")
         return value
@@ -296,9 +294,7 @@ class ProcessorSpec(Strict):
     @classmethod
     def _precisions(cls, value: dict[str, float]) -> dict[str, float]:
         for precision, ops in value.items():
-            if precision not in PRECISIONS:
-                raise ValueError(f"unknown precision {precision!r}; "
-                                 f"expected {', '.join(PRECISIONS)}")
+            _check_precision(precision)
             if ops <= 0:
                 raise ValueError(f"ops_per_cycle.{precision} must be positive")
         if not value:
@@ -333,6 +329,11 @@ class ProcessorSpec(Strict):
         if not value or value[-1] != "dram":
             raise ValueError("the last shared memory must be 'dram'")
         return value
+
+
+def _check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; expected {', '.join(PRECISIONS)}")
 
 
 def _check_efficiency_entry(label: str, key: str, value: object) -> None:
