@@ -1,6 +1,7 @@
 """The calibration targets of Cappuccino and Xenos (the registered checks of
 ``socsim validate --group cappuccino`` and ``--group xenos``): the Nexus 5
-single-threaded row and the TMS320C6678's HO-alone reduction range."""
+single-threaded row and exact parallel column, and the TMS320C6678's HO-alone
+reduction range."""
 
 from __future__ import annotations
 
@@ -9,13 +10,19 @@ import pytest
 from simulator.validation import CHECKS
 
 TARGETS = [name for name in CHECKS.names() if CHECKS.get(name).group in ("cappuccino", "xenos")]
+# One code overhead for the three CNNs leaves AlexNet's exact column 16 % slow (GoogLeNet 12 %
+# fast): a known miss of the one-number model, kept visible (strict: a fix must remove this).
+KNOWN_MISSES = {"cappuccino.nexus5.alexnet.parallel"}
 
 
 def test_the_targets_are_registered():
-    assert len(TARGETS) == 5
+    assert len(TARGETS) == 8
+    assert KNOWN_MISSES <= set(TARGETS)
 
 
-@pytest.mark.parametrize("name", TARGETS)
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="one overhead for 3 CNNs"))
+    if name in KNOWN_MISSES else name for name in TARGETS])
 def test_calibration_target(name):
     check = CHECKS.get(name)
     error = abs(check.simulate() - check.reference) / check.reference * 100

@@ -2,34 +2,36 @@
 
 * group ``cappuccino`` (calibration): the single-threaded baseline of AlexNet,
   SqueezeNet and GoogLeNet, the row the Java interpretation overhead is fitted
-  to (``python -m simulator.calibration.cappuccino``);
+  to, and the exact parallel column, the one RenderScript's code overhead is
+  fitted to (``python -m simulator.calibration.cappuccino --fit``);
 * group ``cappuccino-predictions`` (held out, nothing fitted to them): the
-  parallel (exact) and imprecise columns of the same row, and the SqueezeNet
-  energy ratio of the single-threaded program over Cappuccino.
+  imprecise column, and the SqueezeNet energy ratio of the single-threaded
+  program over Cappuccino.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from ..calibration.cappuccino import latency_ms, run
+from ..calibration import cappuccino as calibration
 from . import cappuccino_refs as refs
 from .registry import check
 
 CALIBRATION_TOLERANCE = 15.0
 PREDICTION_TOLERANCE = 50.0
+FITTED_MODES = ("baseline", "parallel")
 
 
 def _register() -> None:
     for model, row in refs.NEXUS5_MS.items():
         for mode, ms in zip(refs.MODES, row):
-            fitted = mode == "baseline"
+            fitted = mode in FITTED_MODES
             check(f"cappuccino.nexus5.{model}.{mode}", reference=ms, unit="ms",
                   tolerance_pct=CALIBRATION_TOLERANCE if fitted else PREDICTION_TOLERANCE,
-                  source=refs.SOURCE + (", baseline row (fitted)" if fitted else
+                  source=refs.SOURCE + (f", {mode} column (fitted)" if fitted else
                                         f", {mode} column (held out)"),
                   group="cappuccino" if fitted else "cappuccino-predictions",
-                  )(lambda m=model, md=mode: latency_ms(refs.SOC, m, md))
+                  )(lambda m=model, md=mode: calibration.latency_ms(refs.SOC, m, md))
 
 
 _register()
@@ -37,7 +39,7 @@ _register()
 
 @lru_cache(maxsize=None)
 def _energy_j(mode: str) -> float:
-    return run(refs.SOC, "squeezenet1_0", mode).metrics["energy_j"]
+    return calibration.run(refs.SOC, "squeezenet1_0", mode).metrics["energy_j"]
 
 
 @check("cappuccino.nexus5.squeezenet1_0.energy_ratio",
