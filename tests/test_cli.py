@@ -128,8 +128,10 @@ def _records(out: Path) -> int:
 
 
 def _start_sweep(tmp_path: Path) -> tuple[Path, Path, subprocess.Popen]:
+    # runs long enough (~0.1 s each) that a loaded machine cannot finish the sweep
+    # between the third record and the signal
     path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2, 3, 4],
-                                             "workload.iterations": [150, 151, 152, 153]},
+                                             "workload.iterations": [1000, 1001, 1002, 1003]},
                             outputs={"timeline": False})
     out = tmp_path / "out"
     process = subprocess.Popen([sys.executable, "-m", "simulator", "run", str(path), "--out",
