@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..calibration.xenos_c6678 import reductions
+from ..calibration import xenos_c6678 as calibration
 from ..engine.simulation import simulate
 from ..spec.experiment import ExperimentSpec
 from . import xenos_refs as refs
@@ -31,12 +31,12 @@ SRIO = {"bandwidth": "2 GB/s", "latency": "2 us"}
 
 @lru_cache(maxsize=None)
 def _ho() -> tuple[float, ...]:
-    return tuple(reductions())
+    return tuple(calibration.reductions())
 
 
 @lru_cache(maxsize=None)
 def _vo() -> tuple[float, ...]:
-    return tuple(reductions(first="HO", second="HO+VO"))
+    return tuple(calibration.reductions(first="HO", second="HO+VO"))
 
 
 def _range(name: str, reference: tuple[float, float], unit: str, values, group: str,
