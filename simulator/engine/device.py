@@ -106,38 +106,41 @@ class Device:
         self._ticks = 0
         self.stride = 1  # base thermal steps per sampler tick (fast-forward)
         self.replaying = False  # DVFS governors hold their OPPs (fast-forward)
+        # What every tick reads, looked up once: the tick runs every thermal step,
+        # and attribute lookups and label formatting were most of its cost.
+        self._tick_table = [(local, proc, proc.spec.units, proc.spec.power,
+                             self.domains[local], self._node_of[local])
+                            for local, proc in self.processors.items()]
+        self._temp_labels = [f"{prefix}temp.{name}" for name in self.thermal.names]
+        self._domain_labels = [(f"{prefix}freq.{local}", f"{prefix}cap.{local}", domain)
+                               for local, domain in self.domains.items()]
+        self._power_labels: dict[str, str] = {}
         self._record_sample()
 
     # -- power ------------------------------------------------------------
-    def _leakage(self, local: str, proc: Processor, temperature: float) -> float:
-        """Leakage per powered unit (W) at the domain's voltage and ``temperature``."""
-        power = proc.spec.power
-        if power.leakage == 0:
-            return 0.0
-        domain = self.domains[local]
-        v_ratio = domain.voltage / domain.voltages[-1]
-        return power.leakage * v_ratio * 2.0 ** (
-            (temperature - power.leakage_reference) / power.leakage_doubling)
-
     def _collect(self, dt: float) -> tuple[dict[str, float], np.ndarray]:
         """Energy per component over the last ``dt`` seconds and power per node."""
-        temps = self.thermal.temperatures
-        node_power = np.zeros(len(temps))
+        temps = self.thermal.temperatures.tolist()
+        node_power = [0.0] * len(temps)
         energy: dict[str, float] = {}
         dram_bytes = 0.0
-        for local, proc in self.processors.items():
+        util_busy, util_time = self._util_busy, self._util_time
+        for local, proc, units, power, domain, node in self._tick_table:
             dynamic, busy_time, core_busy, dram = proc.take_integrals()
             dram_bytes += dram
-            units = proc.spec.units
             busy = min(busy_time / dt, units) if dt > 0 else 0.0
-            node = self._node_of[local]
-            leak = self._leakage(local, proc, temps[node]) * busy
-            idle = proc.spec.power.idle * (units - busy)
+            leak = 0.0
+            if power.leakage != 0:
+                # leakage per powered unit at the domain's voltage and the node's temperature
+                leak = power.leakage * (domain.voltage / domain.voltages[-1]) * 2.0 ** (
+                    (temps[node] - power.leakage_reference) / power.leakage_doubling)
+            leak *= busy
+            idle = power.idle * (units - busy)
             joules = dynamic + (leak + idle) * dt
             energy[local] = joules
             node_power[node] += joules / dt if dt > 0 else 0.0
-            self._util_busy[local] += core_busy
-            self._util_time[local] += dt
+            util_busy[local] += core_busy
+            util_time[local] += dt
         memory = self.spec.memory
         if self.storage is not None:
             now = self.env.now
@@ -153,7 +156,7 @@ class Device:
             node_power[self._board] += (energy["dram"] + energy["memory_idle"]
                                         + energy["base"] + energy.get("radio", 0.0)
                                         + energy.get("storage", 0.0)) / dt
-        return energy, node_power
+        return energy, np.array(node_power)
 
     def attach_radio(self, radio) -> None:
         """Add a radio interface; its energy becomes the ``radio`` component
@@ -239,17 +242,20 @@ class Device:
 
     def _record_sample(self, energy: dict[str, float] | None = None, dt: float = 0.0) -> None:
         now = self.env.now
-        pre = self.prefix
         add = self.samples.append
-        for name, temp in zip(self.thermal.names, self.thermal.temperatures):
-            add((now, f"{pre}temp.{name}", float(temp)))
-        for local, domain in self.domains.items():
-            add((now, f"{pre}freq.{local}", domain.frequency))
-            add((now, f"{pre}cap.{local}", domain.frequencies[domain.cap]))
+        for label, temp in zip(self._temp_labels, self.thermal.temperatures.tolist()):
+            add((now, label, temp))
+        for freq_label, cap_label, domain in self._domain_labels:
+            add((now, freq_label, domain.frequency))
+            add((now, cap_label, domain.frequencies[domain.cap]))
         if energy is not None and dt > 0:
+            labels = self._power_labels
             for name, joules in energy.items():
-                add((now, f"{pre}power.{name}", joules / dt))
-            add((now, f"{pre}power.total", sum(energy.values()) / dt))
+                label = labels.get(name)
+                if label is None:
+                    label = labels[name] = f"{self.prefix}power.{name}"
+                add((now, label, joules / dt))
+            add((now, f"{self.prefix}power.total", sum(energy.values()) / dt))
 
     # -- queries ----------------------------------------------------------
     @property
