@@ -133,3 +133,15 @@ def test_ring_relays_every_part_through_the_other_boards():
     raw["policy"]["sync"] = "ps"
     labels = simulate(ExperimentSpec.model_validate(raw)).kernels["label"]
     assert labels.str.contains(".gather@device").any()
+
+
+def test_only_boundary_rows_and_one_input_cross_the_link():
+    raw = distributed_experiment("lenet5", 2, "inH", "ring")
+    transfers = simulate(ExperimentSpec.model_validate(raw)).transfers
+    halos = transfers[transfers["label"].str.contains("halo-to")]
+    # conv2's 5x5 window needs 4 boundary rows of the neighbour's share of conv1's
+    # pooled 6 x 14 x 14 FP32 map: one halo each way, not the neighbour's whole part
+    assert len(halos) == 2
+    assert (halos["bytes"] == 6 * 4 * 14 * 4).all()
+    inputs = transfers[transfers["label"] == "input"]
+    assert len(inputs) == 1  # the second board's units share one upload of its band

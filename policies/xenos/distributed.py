@@ -17,9 +17,11 @@ output channels (``outC``), rows (``inH``) or columns (``inW``)
   ``B - 1`` steps every board passes a part to the next board of the ring, so
   every link carries ``(B - 1) / B`` of the tensor: bandwidth-optimal).
 
-Exchanges are kernels of the trace (``copy`` on the receiving board) whose
-inputs cross the network links between the devices, so link bandwidth and
-contention come from the engine. ``partition: mixed`` chooses per operator
+Exchanges are ``copy`` kernels of the trace and the engine moves a kernel's
+output to consumers on other boards, so link bandwidth and contention come
+from the engine: a halo is a copy of the boundary rows on the sending board
+(only they cross the link); a gather's copies sit on the receiving boards;
+a remote board receives the model input once (one copy its units share). ``partition: mixed`` chooses per operator
 the dimension with the shortest estimated time, counting the operator on the
 boards and the exchange its choice implies (simulated profiling with the cost
 model). With one board it is ``xenos``.
@@ -239,6 +241,10 @@ class DXenos(Policy):
                                          record, kind, b)
                 where = self._where(job, boards[b])
                 part = dict(part, name=f"{record['name']}@{boards[b]}")
+                if not deps and boards[b] != job.device:
+                    # the model input reaches a remote board once; its units share it
+                    deps = [self._copy(rw, job, boards[b], part, part["bytes_in"], [],
+                                       "input")]
                 per_board.append(emit_operator(rw, part, deps, where, cfg))
             per_board += [[] for _ in range(len(boards) - len(parts))]
             tails.append(per_board)
@@ -253,12 +259,14 @@ class DXenos(Policy):
         if kind == "local" or len(boards) == 1:
             return own or [kid for ids in tails[pred] for kid in ids]
         if kind == "halo":
+            # the neighbour extracts its boundary rows (a copy on its own board, after
+            # its parts): only they cross the link
             deps = list(own)
             for n in (b - 1, b + 1):
                 if 0 <= n < len(boards) and tails[pred][n]:
                     size = halo_bytes(records[pred], consumer, "inH")
-                    deps.append(self._copy(rw, job, boards[b], records[pred], size,
-                                           tails[pred][n], f"halo{n}"))
+                    deps.append(self._copy(rw, job, boards[n], records[pred], size,
+                                           tails[pred][n], f"halo-to{b}"))
             return deps
         if pred not in gathered:
             gathered[pred] = self._gather(rw, job, boards, records[pred], tails[pred])
