@@ -90,13 +90,30 @@ def mandheling_runs():
     return full, none
 
 
+def test_each_batch_runs_a_layer_either_static_or_rescaling_never_both(mandheling_runs):
+    full, _ = mandheling_runs
+    label = full.kernels["label"].str.replace(r"^[^:]*:|\[.*$", "", regex=True)
+    kernels = full.kernels.assign(
+        operator=label.str.replace(r"\.(?:mb\d+|static|reduce_max|shift)", "", regex=True),
+        static=label.str.endswith(".static"),
+        rescale=label.str.contains(r"\.(?:reduce_max|shift)"))
+    assert kernels["static"].any()
+    for iteration, frame in kernels.groupby("iteration"):
+        both = set(frame.loc[frame["static"], "operator"]) & set(
+            frame.loc[frame["rescale"], "operator"])
+        assert not both, (iteration, sorted(both)[:3])  # split ReduceMax/Shift parts too
+
+
 def test_mandheling_puts_integer_work_on_the_dsp_and_fp32_work_on_the_cpu(mandheling_runs):
     full, _ = mandheling_runs
     kernels = full.kernels
     on_dsp = kernels[kernels["processor"] == "dsp"]
-    convs = kernels[kernels["label"].str.contains(r"conv\d\.(?:fwd|bwd)")]
-    dsp_rows = set(convs.loc[convs["processor"] == "dsp", "row"])
-    assert len(dsp_rows) > 0.5 * convs["row"].nunique()
+    # conv operators (their micro-batches, static versions and thread parts as one)
+    operator = kernels["label"].str.extract(r":([\w.]*conv\d\.(?:fwd|bwd_data|bwd_weight))"
+                                            r"(?:\.mb\d+)?(?:\.static)?(?:\[|$)")[0]
+    convs = kernels.assign(operator=operator).dropna(subset=["operator"])
+    dsp_operators = set(convs.loc[convs["processor"] == "dsp", "operator"])
+    assert len(dsp_operators) > 0.5 * convs["operator"].nunique()
     assert not on_dsp["label"].str.contains("quantize|loss").any()
     assert full.metrics["mandheling.split_operators"] > 0
     assert full.metrics["completed"] == 1.0

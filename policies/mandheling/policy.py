@@ -41,7 +41,7 @@ from .rescaling import (
     rescale_schedule,
 )
 from .rows import Rewrite, assemble
-from .subgraph_reuse import add_preparation, find_subgraphs, residency
+from .subgraph_reuse import add_preparation, find_subgraphs, prepared_in, residency
 from .workload import integer_trace
 
 # Self-adaptive rescaling: measurement window and period (batches), E: the paper
@@ -178,8 +178,10 @@ class Mandheling(Policy):
     @staticmethod
     def _split(rewrite: Rewrite, splits: dict[int, int], groups: list[RescaleGroup],
                target: dict[int, str]) -> None:
-        """Replace each split kernel by its micro-batch chain (the last part keeps
-        the kernel's id, so its dependants need no change)."""
+        """Replace each split kernel by its micro-batch chain. The last part keeps
+        the kernel's id; its dependants also wait for the other parts, each of which
+        holds a share of the output (a consumer on the CPU receives all of them),
+        except a weight gradient's, which every part writes whole."""
         if not splits:
             return
         part_ids: dict[int, list[int]] = {}
@@ -202,8 +204,17 @@ class Mandheling(Policy):
                 previous = part["id"]
             part_ids[record["id"]] = ids
         rewrite.records = records
+        by_id = rewrite.by_id()
+        shares = {kid: tuple(ids[:-1]) for kid, ids in part_ids.items()
+                  if by_id[kid]["pass"] != "bwd_weight"}
+        for record in records:
+            extra = tuple(p for dep in record["deps"] for p in shares.get(dep, ()))
+            if extra:
+                record["deps"] = (*record["deps"], *extra)
         for group in groups:
             group.compute = [p for kid in group.compute for p in part_ids.get(kid, [kid])]
+            group.reduce_max = [p for kid in group.reduce_max for p in part_ids.get(kid, [kid])]
+            group.shift = [p for kid in group.shift for p in part_ids.get(kid, [kid])]
 
     @staticmethod
     def _barrier(rewrite: Rewrite, target: dict[int, str]) -> None:
@@ -235,11 +246,11 @@ class _Skips:
         def rows(ids) -> frozenset[int]:
             return frozenset(r for kid in ids for r in rows_of[kid])
 
-        steady = prepared[-1]
-        self.prepare_skip = rows(s.prepare for i, s in enumerate(subgraphs) if i not in steady)
+        self._prepared = prepared
+        self._prepare_rows = [rows([s.prepare]) for s in subgraphs]
         layers = sorted({g.layer for g in groups})
         self.static_rows = [rows(g.static) for g in groups]
-        self.dynamic_rows = [rows([*g.compute, g.reduce_max, g.shift]) for g in groups]
+        self.dynamic_rows = [rows([*g.compute, *g.reduce_max, *g.shift]) for g in groups]
         self.group_layer = [layers.index(g.layer) for g in groups]
         batches = policy.start_batch + job.iterations
         rng = policy.context.rng
@@ -257,10 +268,14 @@ class _Skips:
     def __call__(self, iteration: int) -> frozenset[int]:
         decisions = tuple(bool(x) for x in self.schedule[:, iteration]) if len(
             self.schedule) else ()
-        key = (iteration == 0, decisions)
+        prepared = frozenset(prepared_in(self._prepared, iteration))
+        key = (prepared, decisions)
         out = self._cache.get(key)
         if out is None:
-            skipped: set[int] = set() if iteration == 0 else set(self.prepare_skip)
+            skipped: set[int] = set()
+            for index, prepare in enumerate(self._prepare_rows):
+                if index not in prepared:  # still prepared from an earlier batch
+                    skipped |= prepare
             for group, layer in enumerate(self.group_layer):
                 rescale = decisions[layer]
                 skipped |= self.static_rows[group] if rescale else self.dynamic_rows[group]

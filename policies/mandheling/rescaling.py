@@ -91,15 +91,15 @@ class RescaleGroup:
     Attributes:
         layer: the weighted layer whose scale it follows.
         compute: ids of the operator's kernels (several after batch splitting).
-        reduce_max: id of the ReduceMax kernel.
-        shift: id of the Shift kernel.
+        reduce_max: ids of the ReduceMax kernel(s), the last one the original.
+        shift: ids of the Shift kernel(s), the last one the original.
         static: ids of the static-scale alternative kernels.
     """
 
     layer: str
     compute: list[int]
-    reduce_max: int
-    shift: int
+    reduce_max: list[int]
+    shift: list[int]
     static: list[int]
 
 
@@ -119,7 +119,7 @@ def find_groups(rewrite: Rewrite) -> list[RescaleGroup]:
         if shift["op"] != "shift" or shift["deps"] != (record["id"],):
             continue
         groups.append(RescaleGroup(str(producer.get("layer") or producer["name"]),
-                                   [producer["id"]], record["id"], shift["id"], []))
+                                   [producer["id"]], [record["id"]], [shift["id"]], []))
     return groups
 
 
@@ -132,7 +132,9 @@ def add_static_alternatives(rewrite: Rewrite, groups: list[RescaleGroup],
     position = {record["id"]: i for i, record in enumerate(rewrite.records)}
     inserts: dict[int, list[dict]] = {}
     for group in groups:
-        shift = by_id[group.shift]
+        shifts = [by_id[i] for i in group.shift]  # the whole Shift, all its micro-batches
+        shift_flops = sum(s["flops"] for s in shifts)
+        int8_bytes = sum(s["bytes_out"] for s in shifts)
         parts = [by_id[i] for i in group.compute]
         total_flops = sum(p["flops"] for p in parts) or 1.0
         int32_bytes = sum(p["bytes_out"] for p in parts) or 1.0
@@ -141,16 +143,19 @@ def add_static_alternatives(rewrite: Rewrite, groups: list[RescaleGroup],
             alt = dict(part)
             alt["id"] = rewrite.new_id()
             alt["name"] = f"{part['name']}.static"
-            alt["flops"] = part["flops"] + shift["flops"] * part["flops"] / total_flops
-            alt["bytes_out"] = part["bytes_out"] * shift["bytes_out"] / int32_bytes
+            alt["flops"] = part["flops"] + shift_flops * part["flops"] / total_flops
+            alt["bytes_out"] = part["bytes_out"] * int8_bytes / int32_bytes
             alt["deps"] = part["deps"] if previous is None else (previous,)
             target[alt["id"]] = target[part["id"]]
             group.static.append(alt["id"])
-            inserts.setdefault(position[group.shift], []).append(alt)
+            inserts.setdefault(position[group.shift[-1]], []).append(alt)
             previous = alt["id"]
+        # the Shift's dependants wait for the static version's output too: all its
+        # parts (each holds a share of it) unless they are whole weight gradients
+        outputs = tuple(group.static) if parts[-1]["pass"] != "bwd_weight" else (previous,)
         for record in rewrite.records:
-            if group.shift in record["deps"]:
-                record["deps"] = (*record["deps"], previous)
+            if group.shift[-1] in record["deps"]:
+                record["deps"] = (*record["deps"], *outputs)
     records = []
     for i, record in enumerate(rewrite.records):
         records.append(record)

@@ -10,10 +10,11 @@ every batch; the model structure does not change, so Mandheling keeps the
 prepared subgraphs. Keeping all of them can exceed the DSP's
 ``memory_budget``. Memory is allocated in execution order, so the most
 recently used region is the one needed again last: when a subgraph does not
-fit, :func:`residency` releases most-recently-used regions, the one that best
-fits the need if a single one suffices (the paper enumerates release plans;
-with one region per subgraph this is that choice), else MRU first until it
-fits. Released subgraphs are prepared again when next used.
+fit, :func:`residency` releases regions most-recently-used first until it
+fits (in a loop over the same subgraphs every batch this is Belady's choice:
+the region reused farthest in the future goes first; releasing a better
+fitting but older region instead frees one needed sooner). Released
+subgraphs are prepared again when next used.
 
 Preparation kernels (one per subgraph, ``fixed_s`` = operators x
 ``graph_setup``) run on the DSP at the start of each batch; the plan skips
@@ -64,7 +65,7 @@ def find_subgraphs(rewrite: Rewrite, target: dict[int, str], alternatives: set[i
     return out
 
 
-def residency(memory: list[float], budget: float | None, batches: int = 3) -> list[set[int]]:
+def residency(memory: list[float], budget: float | None, batches: int = 6) -> list[set[int]]:
     """Which subgraphs are prepared in each of ``batches`` batches.
 
     Args:
@@ -95,21 +96,25 @@ def residency(memory: list[float], budget: float | None, batches: int = 3) -> li
     return out
 
 
+def prepared_in(prepared: list[set[int]], batch: int) -> set[int]:
+    """Subgraphs prepared in ``batch`` of a run whose first batches :func:`residency`
+    simulated: past them, the shortest cycle their tail repeats (releases can make
+    batches alternate) continues."""
+    if batch < len(prepared):
+        return prepared[batch]
+    n = len(prepared)
+    period = next((p for p in range(1, n // 2 + 1)
+                   if prepared[n - p:] == prepared[n - 2 * p:n - p]), 1)
+    return prepared[n - period + (batch - n) % period]
+
+
 def _release(resident: dict[int, int], memory: list[float], deficit: float) -> None:
-    """Free at least ``deficit`` bytes from the most recently used regions."""
-    if deficit <= 0:
-        return
-    by_recency = sorted(resident, key=lambda i: -resident[i])
-    fitting = [i for i in by_recency if memory[i] >= deficit]
-    if fitting:
-        best = min(fitting, key=lambda i: (memory[i], -resident[i]))
-        del resident[best]
-        return
-    for index in by_recency:
-        del resident[index]
-        deficit -= memory[index]
+    """Free at least ``deficit`` bytes, most recently used regions first."""
+    for index in sorted(resident, key=lambda i: -resident[i]):
         if deficit <= 0:
             return
+        del resident[index]
+        deficit -= memory[index]
 
 
 def add_preparation(rewrite: Rewrite, subgraphs: list[Subgraph], target: dict[int, str],
