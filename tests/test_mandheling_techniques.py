@@ -7,10 +7,18 @@ import math
 
 import numpy as np
 import pytest
+from conftest import kernel, make_trace
 
 from policies.mandheling.batch_splitting import best_split, micro_batch, splittable
 from policies.mandheling.co_scheduling import chain_latency, co_schedule, dsp_first
-from policies.mandheling.rescaling import ScaleProcess, rescale_schedule
+from policies.mandheling.policy import Mandheling
+from policies.mandheling.rescaling import (
+    ScaleProcess,
+    add_static_alternatives,
+    find_groups,
+    rescale_schedule,
+)
+from policies.mandheling.rows import Rewrite
 from policies.mandheling.subgraph_reuse import prepared_in, residency
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
@@ -118,3 +126,42 @@ def test_over_budget_the_most_recently_used_regions_are_released():
     prepared = residency([40.0, 40.0, 30.0], budget=90.0)
     assert prepared[:3] == [{0, 1, 2}, {1}, {0, 2}]
     assert [prepared_in(prepared, b) for b in (100, 101)] == [{0, 2}, {1}]
+
+
+# -- split kernels and their rescaling sites --------------------------------------------
+
+def _rescale_site(pass_: str = "fwd") -> Rewrite:
+    """conv -> reduce_max -> shift -> consumer (ids 0-3), batch 8, INT8."""
+    rows = [kernel(0, "", op="conv", batch=8, nbytes=8e4),
+            kernel(1, "0", op="reduce_max", batch=8, nbytes=8e4),
+            kernel(2, "1", op="shift", batch=8, nbytes=8e4),
+            kernel(3, "2", op="relu", batch=8, nbytes=2e4)]
+    for row in rows:
+        row["pass"], row["precision"] = pass_, "int8"
+    rows[2]["bytes_out"] = 2e4  # INT32 in, INT8 out
+    return Rewrite(make_trace(rows))
+
+
+@pytest.mark.parametrize("pass_, whole", [("fwd", False), ("bwd_weight", True)])
+def test_consumers_of_a_split_kernel_receive_every_micro_batch_share(pass_, whole):
+    rewrite = _rescale_site(pass_)
+    target = {r["id"]: "dsp" for r in rewrite.records}
+    Mandheling._split(rewrite, {2: 4}, [], target)  # the shift, 4 micro-batches
+    parts = [r["id"] for r in rewrite.records if r["name"].startswith("k2.mb")]
+    consumer = rewrite.by_id()[3]
+    # a weight gradient is written whole by every part: the last one carries it
+    assert set(consumer["deps"]) == ({2} if whole else set(parts))
+
+
+def test_a_split_rescaling_site_is_skipped_whole_and_its_static_version_writes_all_of_it():
+    rewrite = _rescale_site()
+    target = {r["id"]: "dsp" for r in rewrite.records}
+    groups = find_groups(rewrite)
+    Mandheling._split(rewrite, {0: 2, 1: 2, 2: 2}, groups, target)
+    (group,) = groups
+    assert len(group.compute) == len(group.reduce_max) == len(group.shift) == 2
+    add_static_alternatives(rewrite, groups, target)
+    by_id = rewrite.by_id()
+    static_bytes = sum(by_id[i]["bytes_out"] for i in group.static)
+    assert static_bytes == pytest.approx(sum(by_id[i]["bytes_out"] for i in group.shift))
+    assert set(group.static) <= set(by_id[3]["deps"])
