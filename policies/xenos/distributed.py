@@ -21,10 +21,12 @@ Exchanges are ``copy`` kernels of the trace and the engine moves a kernel's
 output to consumers on other boards, so link bandwidth and contention come
 from the engine: a halo is a copy of the boundary rows on the sending board
 (only they cross the link); a gather's copies sit on the receiving boards;
-a remote board receives the model input once (one copy its units share). ``partition: mixed`` chooses per operator
-the dimension with the shortest estimated time, counting the operator on the
-boards and the exchange its choice implies (simulated profiling with the cost
-model). With one board it is ``xenos``.
+a remote board receives the model input once (one copy its units share).
+
+``partition: mixed`` chooses per operator the dimension with the shortest
+estimated time, counting the operator on the boards and the exchange its
+choice implies (simulated profiling with the cost model). With one board it
+is ``xenos``.
 """
 
 from __future__ import annotations

@@ -104,8 +104,9 @@ def committed_overheads(soc: SocSpec) -> tuple[float, float]:
     return chain_bound(soc, cluster) / exact, exact / java
 
 
-def _ratio(soc: SocSpec, column: int, mode: str) -> float:
-    """Geometric mean over the Nexus 5 models of measured / simulated time."""
+def _ratio(soc: SocSpec, mode: str) -> float:
+    """Geometric mean over the Nexus 5 models of measured / simulated time in ``mode``."""
+    column = refs.MODES.index(mode)
     logs = [math.log(row[column] / (run(refs.SOC, model, mode, soc).metrics["latency_s"] * 1e3))
             for model, row in refs.NEXUS5_MS.items()]
     return math.exp(sum(logs) / len(logs))
@@ -116,9 +117,9 @@ def fit() -> tuple[float, float]:
     soc = load_soc(refs.SOC)
     code, java = committed_overheads(soc)
     for _ in range(ITERATIONS):
-        code *= _ratio(with_overheads(soc, code, java), refs.MODES.index("parallel"), "parallel")
+        code *= _ratio(with_overheads(soc, code, java), "parallel")
     for _ in range(ITERATIONS):
-        java *= _ratio(with_overheads(soc, code, java), refs.MODES.index("baseline"), "baseline")
+        java *= _ratio(with_overheads(soc, code, java), "baseline")
     return code, java
 
 

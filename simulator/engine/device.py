@@ -115,6 +115,7 @@ class Device:
         self._domain_labels = [(f"{prefix}freq.{local}", f"{prefix}cap.{local}", domain)
                                for local, domain in self.domains.items()]
         self._power_labels: dict[str, str] = {}
+        self._power_total_label = f"{prefix}power.total"
         self._record_sample()
 
     # -- power ------------------------------------------------------------
@@ -255,7 +256,7 @@ class Device:
                 if label is None:
                     label = labels[name] = f"{self.prefix}power.{name}"
                 add((now, label, joules / dt))
-            add((now, f"{self.prefix}power.total", sum(energy.values()) / dt))
+            add((now, self._power_total_label, sum(energy.values()) / dt))
 
     # -- queries ----------------------------------------------------------
     @property
