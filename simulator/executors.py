@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -45,7 +46,33 @@ class InProcessExecutor:
         """Nothing to release."""
 
 
-def _init_worker() -> None:
+def _die_with(parent: int) -> None:
+    """End this worker when ``parent`` dies, even by ``kill -9`` (no clean-up runs
+    there): otherwise workers finish their runs as orphans and hold the caller's
+    pipes open. Linux delivers SIGKILL at the parent's death (PR_SET_PDEATHSIG);
+    elsewhere a daemon thread polls for the parent's disappearance."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0) == 0:
+            if os.getppid() != parent:  # it died before the request took effect
+                os._exit(1)
+            return
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="socsim-parent-watch", daemon=True).start()
+
+
+def _init_worker(parent: int) -> None:
+    _die_with(parent)
     # Ctrl-C reaches the whole process group; only the parent should react to it,
     # so workers do not print a traceback each.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -61,7 +88,6 @@ def _init_worker() -> None:
 def _start_method() -> str:
     # fork is unsafe on macOS (system frameworks) and absent on Windows.
     import multiprocessing
-    import sys
 
     methods = multiprocessing.get_all_start_methods()
     return "fork" if sys.platform.startswith("linux") and "fork" in methods else "spawn"
@@ -101,7 +127,7 @@ class ProcessPoolExecutor:
         self._pool = cf.ProcessPoolExecutor(
             max_workers=min(self.workers, len(tasks)),
             mp_context=multiprocessing.get_context(_start_method()),
-            initializer=_init_worker)
+            initializer=_init_worker, initargs=(os.getpid(),))
         futures = {self._pool.submit(fn, task): i for i, task in enumerate(tasks)}
         for future in cf.as_completed(futures):
             try:

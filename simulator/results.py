@@ -32,6 +32,8 @@ import pandas as pd
 import yaml
 
 RECORD = "metrics.json"
+# The tables a run may write into its folder (which ones depends on ``outputs:``).
+RUN_OUTPUTS = ("timeseries.parquet", "kernels.parquet", "transfers.parquet", "timeline.json")
 LEAD_COLUMNS = ("run", "repeat", "seed")
 TIMESERIES_COLUMNS = ["run", "repeat", "time_s", "name", "value"]
 _PACKAGES = ("socsim", "simpy", "numpy", "scipy", "pandas", "pyarrow", "pydantic", "pyyaml",
@@ -312,6 +314,11 @@ def write_run_folder(folder: Path, run, outcome, versions: dict[str, str]) -> No
     """
     folder.mkdir(parents=True, exist_ok=True)
     (folder / RECORD).unlink(missing_ok=True)
+    # A run's folder holds only this run's outputs: a resumed sweep whose run
+    # changed (and failed, or writes fewer files) must not leave the old run's
+    # tables behind, where the sweep would read them back as this run's.
+    for name in RUN_OUTPUTS:
+        (folder / name).unlink(missing_ok=True)
     write_yaml(folder / "config.yaml", json.loads(json.dumps(run.config, default=str)))
     write_json(folder / "run.json", {
         "run": run.index, "repeat": run.repeat, "run_id": run.run_id, "seed": run.seed,

@@ -105,12 +105,14 @@ def diamond():
     return make_trace([kernel(0), kernel(1, "0"), kernel(2, "0"), kernel(3, "1 2")])
 
 
-def run(soc: SocSpec, trace, policy: dict, **experiment):
-    """Simulate ``trace`` on ``soc`` (performance governor unless given)."""
+def run(soc: SocSpec, trace, policy: dict, audit: bool = True, **experiment):
+    """Simulate ``trace`` on ``soc`` (performance governor unless given), checking
+    the engine's promises on every kernel unless ``audit`` is False."""
     spec = {"name": "t", "soc": "tiny", "workload": {"trace": "<memory>"},
             "policy": policy, "dvfs": {"governor": "performance"}}
     spec.update(experiment)
-    return simulate(ExperimentSpec.model_validate(spec), traces={0: trace}, soc=soc)
+    return simulate(ExperimentSpec.model_validate(spec), traces={0: trace}, soc=soc,
+                    audit=audit)
 
 
 @pytest.fixture(autouse=True)

@@ -162,6 +162,48 @@ def test_kill_9_then_resume_gives_every_run_once(tmp_path):
     assert (out / "results.csv").read_bytes() == (reference / "results.csv").read_bytes()
 
 
+def _children(pid: int) -> list[int]:
+    """Live child processes of ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_kill_9_of_a_pool_sweep_takes_its_workers_down(tmp_path):
+    # runs of several seconds each: the workers are busy when the parent dies
+    path = write_experiment(tmp_path, sweep={"workload.iterations": [200000, 200001]},
+                            outputs={"timeline": False, "kernels": False})
+    process = subprocess.Popen([sys.executable, "-m", "simulator", "run", str(path), "--out",
+                                str(tmp_path / "out"), "--workers", "2", "--quiet"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(workers := _children(process.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the pool never started"
+    time.sleep(0.5)  # the workers are inside their runs
+    process.kill()
+    # the caller's pipes close at once: no orphan holds them open
+    process.communicate(timeout=10)
+    deadline = time.monotonic() + 10
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(_alive, workers))
+
+
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_ctrl_c_flushes_completed_runs_and_exits_130(tmp_path):
     path, out, process = _start_sweep(tmp_path)

@@ -2,7 +2,10 @@
 
 On the Snapdragon 865 each policy must: place every kernel on a processor that
 exists and can run it, never double-book a core, respect dependencies and
-transfers, and be deterministic under a seed.
+transfers, and be deterministic under a seed. The run is audited
+(:mod:`simulator.engine.audit`): every kernel of every iteration runs exactly
+once, none starts before all its dependencies and the transfers they need
+end, no lane runs two kernels at once; a broken promise fails the test.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ def _experiment(name: str) -> ExperimentSpec:
 @pytest.mark.parametrize("name", POLICIES.names())
 def test_policy_conforms(name):
     exp = _experiment(name)
-    first = simulate(exp)
+    first = simulate(exp, audit=True)
     kernels = first.kernels
+    assert first.meta["audit"]["kernels"] == len(kernels)  # every kernel was checked
     assert first.metrics["completed"] == 1.0
     assert not kernels.duplicated(["iteration", "row", "job"]).any()
     # no lane of a processor runs two kernels at once

@@ -150,6 +150,21 @@ def test_resume_reruns_records_whose_config_changed(tmp_path):
     assert counting.executed == 8
 
 
+def test_a_changed_run_that_fails_on_resume_leaves_no_old_tables(tmp_path):
+    path = tiny_experiment(tmp_path)
+    out = tmp_path / "out"
+    first = run_experiment(path, out=out)
+    folder = out / "runs" / "0000-0"
+    assert (folder / "timeseries.parquet").is_file() and len(first.timeseries) > 0
+    # the changed run fails at run time (3 gold cores on the SD865)
+    again = run_experiment(path, overrides={"policy.cores": 9}, out=out, resume=True)
+    assert again.results["status"].tolist() == ["failed"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "config.yaml", "error.txt", "metrics.json", "run.json"]
+    assert again.timeseries.empty  # the old run's samples are not read back as this run's
+    assert pd.read_parquet(out / "timeseries.parquet").empty
+
+
 def test_resume_after_a_torn_write_ignores_temporary_files(tmp_path):
     path = tiny_experiment(tmp_path, **SWEEP)
     out = tmp_path / "out"
@@ -218,7 +233,10 @@ def test_shipped_experiments_expand_and_smoke_run(path):
     # smoke-run the first run, cut short in simulated time
     config = dict(runs[0].config)
     config["time_limit"] = f"{min(SMOKE_TIME_LIMIT_S, _seconds(config.get('time_limit')))} s"
-    result = simulate(check_experiment(config, str(path)), seed=runs[0].seed, base=base)
+    # audited: every kernel runs once per iteration, after its dependencies and their
+    # transfers, and no lane runs two kernels at once (simulator.engine.audit)
+    result = simulate(check_experiment(config, str(path)), seed=runs[0].seed, base=base,
+                      audit=True)
     assert result.metrics["makespan_s"] > 0
 
 

@@ -116,6 +116,8 @@ class Device:
                                for local, domain in self.domains.items()]
         self._power_labels: dict[str, str] = {}
         self._power_total_label = f"{prefix}power.total"
+        self._sampled_at = env.now  # s: the previous sample (power is a mean since then)
+        self._sampled_energy = dict(self.energy)  # J per component at that sample
         self._record_sample()
 
     # -- power ------------------------------------------------------------
@@ -203,7 +205,7 @@ class Device:
             if domain.frequency < self.min_frequency[local]:
                 self.min_frequency[local] = domain.frequency
         if ticks // self.sample_every > before // self.sample_every:
-            self._record_sample(energy, dt)
+            self._record_sample()
 
     def set_governor(self, local: str, governor) -> None:
         """Replace the DVFS governor of processor ``local`` (a policy pinning
@@ -239,9 +241,13 @@ class Device:
         self.thermal.theta = exp[:n, :n] @ self.thermal.theta + exp[:n, n:] @ node_power
         np.maximum(self.peak, self.thermal.temperatures, out=self.peak)
         self._last_time = self.env.now
-        self._record_sample(energy, dt)
+        self._record_sample()
 
-    def _record_sample(self, energy: dict[str, float] | None = None, dt: float = 0.0) -> None:
+    def _record_sample(self) -> None:
+        """Temperatures, frequencies and caps now, and each component's mean power
+        over the period since the previous sample (its energy difference over
+        that period), so that the samples integrate to the run's energy at any
+        sample period."""
         now = self.env.now
         add = self.samples.append
         for label, temp in zip(self._temp_labels, self.thermal.temperatures.tolist()):
@@ -249,14 +255,20 @@ class Device:
         for freq_label, cap_label, domain in self._domain_labels:
             add((now, freq_label, domain.frequency))
             add((now, cap_label, domain.frequencies[domain.cap]))
-        if energy is not None and dt > 0:
-            labels = self._power_labels
-            for name, joules in energy.items():
+        period = now - self._sampled_at
+        if period > 0:
+            labels, before = self._power_labels, self._sampled_energy
+            total = 0.0
+            for name, joules in self.energy.items():
                 label = labels.get(name)
                 if label is None:
                     label = labels[name] = f"{self.prefix}power.{name}"
-                add((now, label, joules / dt))
-            add((now, self._power_total_label, sum(energy.values()) / dt))
+                joules -= before.get(name, 0.0)
+                total += joules
+                add((now, label, joules / period))
+            add((now, self._power_total_label, total / period))
+            self._sampled_energy = dict(self.energy)
+            self._sampled_at = now
 
     # -- queries ----------------------------------------------------------
     @property

@@ -27,6 +27,10 @@ instead of simulated kernel by kernel (:mod:`simulator.engine.fast_forward`).
 A policy may suspend, resume, stop or abort a job and change its share while
 it runs (``runner.control``, :meth:`JobRunner.set_share`; see
 :mod:`simulator.engine.control`): apps starting and being killed.
+
+With an :class:`~simulator.engine.audit.Audit` every kernel-level iteration
+reports each step to it, and the audit checks the promises above against the
+trace (tests; ``simulate(..., audit=True)``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import simpy
 from ..errors import ConfigError
 from ..hardware.cost import Unsupported
 from ..policy import IterationReport, Job, Plan
+from .audit import Audit
 from .control import RunControl
 from .fast_forward import FastForward
 from .processor import Task
@@ -52,14 +57,17 @@ class JobRunner:
         system: devices and links.
         job: the job.
         plan: placements and priorities, one per kernel row.
+        audit: checks every kernel-level iteration (None: no checks, the default).
 
     Raises:
         ConfigError: a placement names an unknown processor, asks for more units
             than it has, or puts a kernel where it cannot run.
     """
 
-    def __init__(self, env: simpy.Environment, system: System, job: Job, plan: Plan):
+    def __init__(self, env: simpy.Environment, system: System, job: Job, plan: Plan,
+                 audit: Audit | None = None):
         self.env = env
+        self.audit = audit
         self.system = system
         self.job = job
         self.state = _PlanState(system, job, plan, self._resolve)
@@ -176,6 +184,11 @@ class JobRunner:
                   if state.plan.adapt is not None else None)
         if report is not None:
             finished.callbacks.append(lambda _event: self._adapt(state, report))
+        check = (self.audit.iteration(self.job.name, iteration, state, skip,
+                                      lambda: epoch == control.epoch)
+                 if self.audit is not None else None)
+        if check is not None:
+            finished.callbacks.append(lambda _event: check.finished(self.env.now))
 
         def release(row: int) -> None:
             if epoch != control.epoch:  # aborted: data still in transit is dropped
@@ -183,6 +196,8 @@ class JobRunner:
             if skip and row in skip:
                 pass_through(row)
                 return
+            if check is not None:
+                check.released_kernel(row, self.env.now)
             share = state.shares[row]
             if control.shares:
                 share = control.share_of(state.procs[row].name, share)
@@ -192,7 +207,9 @@ class JobRunner:
             control.track(task, state.procs[row], finished)
             state.procs[row].submit(task)
 
-        def arrive(rows: list[int]) -> None:
+        def arrive(rows: list[int], producer: int = -1) -> None:
+            if check is not None:
+                check.arrived_from(producer, rows)
             for succ in rows:
                 waiting[succ] -= 1
                 if waiting[succ] == 0:
@@ -209,6 +226,8 @@ class JobRunner:
             stack = [row]
             while stack:
                 current = stack.pop()
+                if check is not None:
+                    check.skipped(current, self.env.now)
                 for _route, rows in state.fanout[current]:
                     for succ in rows:
                         waiting[succ] -= 1
@@ -226,24 +245,43 @@ class JobRunner:
                 ff.progress += weights[row]
             if report is not None:
                 report.kernels.append((row, state.procs[row].name, task.start, self.env.now))
+            if check is not None:
+                check.done(row, task.start, self.env.now)
+                self.audit.lanes(state.procs[row].name, task.lanes, task.start,
+                                 self.env.now, task.label)
             for route, rows in state.fanout[row]:
                 if route:
-                    self._send(route, state.bytes_out[row], rows, arrive, task.label, report)
+                    self._send(route, state.bytes_out[row], rows,
+                               arrive if check is None else
+                               lambda rows, row=row: arrive(rows, row), task.label, report)
                 else:
-                    arrive(rows)
+                    arrive(rows, row)
             if state.download[row]:
-                self._send(state.download[row], state.bytes_out[row], [],
-                           lambda _: retire(), task.label + " (output)", report)
+                self._send(state.download[row], state.bytes_out[row], [-2],
+                           lambda home, row=row: downloaded(row, home),
+                           task.label + " (output)", report)
             else:
                 retire()
 
-        for row, count in enumerate(waiting):
-            if count == 0:
-                if state.upload[row] and row not in skip:
-                    self._send(state.upload[row], state.bytes_in[row], [row],
-                               lambda rows: release(rows[0]), "input", report)
-                else:
-                    release(row)
+        def downloaded(row: int, home: list[int]) -> None:
+            if check is not None:
+                check.arrived_from(row, home)
+            retire()
+
+        def uploaded(rows: list[int]) -> None:
+            if check is not None:
+                check.arrived_from(-1, rows)
+            release(rows[0])
+
+        # The first kernels, listed before any is released: a skipped one passes
+        # through at once and may bring a successor's count to zero, and that
+        # successor is released by the pass-through, not a second time here.
+        for row in [row for row, count in enumerate(waiting) if count == 0]:
+            if state.upload[row] and row not in skip:
+                self._send(state.upload[row], state.bytes_in[row], [row], uploaded,
+                           "input", report)
+            else:
+                release(row)
         if not waiting:
             finished.succeed()
         return finished
@@ -340,6 +378,7 @@ class _PlanState:
                        for row, preds in enumerate(trace.preds)]
         self.download = [system.route(self.where[row], home) if not succs else []
                          for row, succs in enumerate(trace.succs)]
+        self.preds = trace.preds
         self.preds_count = [len(p) for p in trace.preds]
         # successors grouped by the route their data takes
         self.fanout: list[list[tuple[list, list[int]]]] = []

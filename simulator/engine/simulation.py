@@ -23,6 +23,7 @@ from ..policy import Job, PolicyContext, make_policy
 from ..spec.experiment import ExperimentSpec, WorkloadSpec
 from ..spec.soc import SocSpec
 from ..trace import Trace, load_trace
+from .audit import Audit
 from .device import Device
 from .dvfs import GOVERNORS, Governor
 from .job_runner import JobRunner
@@ -118,7 +119,8 @@ def _accepted(cls, params: dict) -> dict:
 
 
 def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = None,
-             traces: dict[int, Trace] | None = None, soc: SocSpec | None = None) -> RunResult:
+             traces: dict[int, Trace] | None = None, soc: SocSpec | None = None,
+             audit: bool = False) -> RunResult:
     """Run one resolved experiment.
 
     Args:
@@ -127,6 +129,9 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
         base: folder relative paths in the experiment are resolved against.
         traces: in-memory traces replacing workload ``i``'s trace (tests, checks).
         soc: a device description to use instead of loading ``exp.soc`` (calibration).
+        audit: check the engine's promises on every kernel as the run goes
+            (:mod:`simulator.engine.audit`; tests): a broken one raises
+            :class:`~simulator.engine.audit.InvariantViolation`.
     """
     wall = time.perf_counter()
     seed = exp.seed if seed is None else seed
@@ -190,10 +195,11 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
     context = PolicyContext(system=system, rng=rng)
     policy.bind(context)
     runners = []
+    checker = Audit() if audit else None
     for job in jobs:
         try:
             plan = policy.plan(job)
-            runners.append(JobRunner(env, system, job, plan))
+            runners.append(JobRunner(env, system, job, plan, checker))
         except ConfigError as err:
             raise err.within(prefix="policy") from None
     context.runners.update({job.name: runner for job, runner in zip(jobs, runners)})
@@ -220,5 +226,7 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
             ignore_index=True)
     result.metrics = {k: float(v) for k, v in result.metrics.items()}
     result.metrics["seed"] = seed
+    if checker is not None:
+        result.meta["audit"] = {"iterations": checker.iterations, "kernels": checker.kernels}
     result.wall_time_s = time.perf_counter() - wall
     return result
