@@ -16,7 +16,7 @@ import argparse
 
 import numpy as np
 
-from policies.dyno.overhead import decision_times
+from validation.dyno.overhead import decision_times
 from workloads.generate import generate_trace
 from workloads.splits.cuts import candidate_splits
 

@@ -1,15 +1,19 @@
 """Built-in scheduling policies.
 
-Importing this package imports every module in it (and in its sub-packages)
-but the ``report`` tools, and each module registers its policies in :data:`simulator.policy.POLICIES`,
-exactly as an outside plugin would register its own.
+Each module below registers its policies in :data:`simulator.policy.POLICIES`
+when imported, exactly as an outside plugin would register its own; the
+registry imports this package through the ``socsim.policies`` entry point
+(``setup.cfg``) the first time a policy is looked up.
 """
 
-import importlib
-import pkgutil
-
-for _module in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
-    # reports (``python -m policies.<system>.report``) are tools, not plugins: importing
-    # them here would make runpy warn when one is run
-    if not _module.name.endswith(".report"):
-        importlib.import_module(_module.name)
+from policies import heft, manual, single  # noqa: F401
+from policies.cappuccino import baselines as _cappuccino_baselines  # noqa: F401
+from policies.cappuccino import policy as _cappuccino  # noqa: F401
+from policies.dyno import policies as _dyno  # noqa: F401
+from policies.flexdnn import policy as _flexdnn  # noqa: F401
+from policies.mandheling import baselines as _mandheling_baselines  # noqa: F401
+from policies.mandheling import policy as _mandheling  # noqa: F401
+from policies.nestdnn import policies as _nestdnn  # noqa: F401
+from policies.nestdnn import switching_policy as _nestdnn_switching  # noqa: F401
+from policies.xenos import distributed as _dxenos  # noqa: F401
+from policies.xenos import policy as _xenos  # noqa: F401

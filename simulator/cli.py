@@ -179,21 +179,9 @@ def cmd_plot(args) -> int:
 
 def cmd_validate(args) -> int:
     """``socsim validate``: the validation scoreboard."""
-    import importlib
-
     from .results import write_frame
-    from .validation.scoreboard import (
-        counts,
-        format_scoreboard,
-        run_checks,
-        scoreboard_table,
-        select_checks,
-    )
+    from .scoreboard import counts, format_scoreboard, run_checks, scoreboard_table, select_checks
 
-    try:
-        importlib.import_module("simulator.validation")
-    except ImportError as exc:  # pragma: no cover - the package ships with socsim
-        raise ConfigError(f"cannot load the validation checks: {exc}") from None
     checks = select_checks(args.group, args.check or ())
     out = Path(args.out) if args.out else _fresh_folder(Path("results") / "validation")
     progress = not args.quiet and sys.stderr.isatty()
@@ -225,34 +213,23 @@ def _listing(what: str) -> list[tuple[str, str]]:
             except ConfigError as err:
                 rows.append((name, f"(invalid: {err})"))
         return rows
-    if what == "policies":
-        import policies  # noqa: F401  (registers the built-ins)
-
-        from .policy import POLICIES
-
-        return [(n, _doc(POLICIES.get(n))) for n in POLICIES.names()]
-    if what == "governors":
-        from .engine.dvfs import GOVERNORS
-
-        return [(n, _doc(GOVERNORS.get(n))) for n in GOVERNORS.names()]
     if what == "checks":
-        import importlib
-
-        importlib.import_module("simulator.validation")
-        from .validation.registry import CHECKS
+        from .checks import CHECKS
 
         return [(n, f"[{c.group}] {c.reference:g} {c.unit} ±{c.tolerance_pct:g}% - {c.source}")
                 for n, c in ((n, CHECKS.get(n)) for n in CHECKS.names())]
-    module, attribute = {"models": ("workloads.zoo", "MODELS"),
-                         "importers": ("workloads.importers", "IMPORTERS")}[what]
-    try:
-        import importlib
-
-        registry = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"{what} are not available: {module} could not be loaded "
-                          f"({exc})") from None
+    registry = _registries()[what]
     return [(n, _doc(registry.get(n))) for n in registry.names()]
+
+
+def _registries() -> dict:
+    """The plugin registries ``socsim list`` shows by name (filled from entry points)."""
+    from .engine.dvfs import GOVERNORS
+    from .policy import POLICIES
+    from .registry import IMPORTERS, MODELS
+
+    return {"policies": POLICIES, "governors": GOVERNORS, "models": MODELS,
+            "importers": IMPORTERS}
 
 
 def cmd_list(args) -> int:
@@ -269,11 +246,8 @@ def cmd_list(args) -> int:
 def cmd_import(args) -> int:
     """``socsim import``: convert an outside model description into trace file(s)."""
     from .experiment import parse_value
+    from .importers import run_importer
 
-    try:
-        from workloads import importers
-    except ImportError as exc:
-        raise ConfigError(f"importers are not available: {exc}") from None
     options = {}
     for item in args.option or []:
         key, sep, value = item.partition("=")
@@ -282,12 +256,7 @@ def cmd_import(args) -> int:
         options[key.strip()] = parse_value(value)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        run = getattr(importers, "run_importer", None)
-        if run is not None:
-            written = run(args.format, args.input, args.output, **options)
-        else:
-            written = importers.IMPORTERS.get(args.format)(Path(args.input),
-                                                           Path(args.output), **options)
+        written = run_importer(args.format, args.input, args.output, **options)
     for warning in caught:
         _stderr(f"socsim: warning: {' '.join(str(warning.message).split())}")
     for path in written or []:

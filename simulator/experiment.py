@@ -419,8 +419,6 @@ def _trace_exists(trace: str, base: Path) -> None:
 
 
 def _model_exists(model: str) -> None:
-    try:
-        from workloads.zoo import MODELS
-    except ImportError:  # the zoo is optional; simulate() will report it
-        return
+    from .registry import MODELS
+
     MODELS.get(model, path="model")

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .engine.system import System
     from .trace import Trace
 
-POLICIES: Registry[type[Policy]] = Registry("policy")
+POLICIES: Registry[type[Policy]] = Registry("policy", "socsim.policies")
 
 
 @dataclass(frozen=True)
@@ -265,8 +265,6 @@ class Policy:
 def make_policy(config: dict, path: str = "policy") -> Policy:
     """Build a policy from its experiment mapping ``{name: ..., **params}``."""
     import inspect
-
-    import policies  # noqa: F401  (registers the built-in policies)
 
     if not isinstance(config, dict) or "name" not in config:
         raise ConfigError("needs a 'name' (one of: " + ", ".join(POLICIES.names()) + ")",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.validation import CHECKS
+from simulator.checks import CHECKS
 
 TARGETS = [
     "sd865.dsp.conv64.median_abs_error",
@@ -35,7 +35,7 @@ def test_engine_calibration_target(name):
 def test_the_batch_cliff_comes_from_padding_and_cache():
     """b=4 -> b=8 at 32x32 jumps ~24x in the measurements; the model must jump
     far more than the 2x of the batch alone."""
-    from simulator.validation.engine_checks import conv_cell_ms
+    from validation.engine.checks import conv_cell_ms
 
     assert conv_cell_ms(32, 8) / conv_cell_ms(32, 4) > 10
     assert conv_cell_ms(8, 8) / conv_cell_ms(8, 4) < 3  # small inputs still fit the L2

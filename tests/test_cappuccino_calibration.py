@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.calibration import cappuccino as fit
+from validation.cappuccino import fit
 from simulator.library import load_soc
 
 

@@ -16,7 +16,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from simulator.errors import ConfigError
 from simulator.trace import load_trace
-from workloads.importers import IMPORTERS, ImporterWarning, describe, run_importer
+from simulator.importers import describe, run_importer
+from simulator.registry import IMPORTERS
+from workloads.importers import ImporterWarning
 from workloads.importers.mobile_ml_benchmark import (
     Op,
     import_mobile_ml_benchmark,

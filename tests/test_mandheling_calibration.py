@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.calibration import mandheling_mnn as fit
+from validation.mandheling import fit_mnn as fit
 from simulator.library import load_soc
 
 
@@ -35,7 +35,7 @@ def test_the_floors_slow_only_the_min_rows_and_the_parameters_round_trip():
 def test_the_report_compares_mandheling_with_each_baseline_on_common_models():
     import pandas as pd
 
-    from policies.mandheling.report import gains
+    from validation.mandheling.report import gains
 
     rows = [("p", "mandheling", "a", "ok", 1.0, 1.0), ("p", "mandheling", "b", "ok", 2.0, 1.0),
             ("p", "mnn-fp32", "a", "ok", 3.0, 4.0), ("p", "mnn-fp32", "b", "ok", 2.0, 2.0),

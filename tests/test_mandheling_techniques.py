@@ -22,7 +22,7 @@ from policies.mandheling.rows import Rewrite
 from policies.mandheling.subgraph_reuse import prepared_in, residency
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
-from simulator.validation.micro import conv_row
+from validation.micro import conv_row
 
 INF = math.inf
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.calibration import pixel4
+from validation import pixel4
 from simulator.library import load_soc
-from simulator.validation import pixel4_checks
-from simulator.validation.registry import CHECKS
+from validation.pixel4 import checks as pixel4_checks
+from simulator.checks import CHECKS
 
 
 @pytest.fixture(scope="module")

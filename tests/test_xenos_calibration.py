@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.validation import CHECKS
+from simulator.checks import CHECKS
 
 TARGETS = [name for name in CHECKS.names() if CHECKS.get(name).group in ("cappuccino", "xenos")]
 # One code overhead for the three CNNs leaves AlexNet's exact column 16 % slow (GoogLeNet 12 %

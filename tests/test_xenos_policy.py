@@ -15,7 +15,7 @@ from policies.xenos.linking import fuse, link
 from policies.xenos.partition import by_band, by_channels, fit_parameters
 from simulator.engine.simulation import simulate
 from simulator.spec.experiment import ExperimentSpec
-from simulator.validation.xenos_checks import distributed_experiment
+from validation.xenos.checks import distributed_experiment
 
 
 def conv(kid, deps="", k=1, c_in=32, c_out=32, hw=16, **extra):

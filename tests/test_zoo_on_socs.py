@@ -9,7 +9,7 @@ import pytest
 
 from simulator.library import load_soc, soc_names
 from simulator.trace import load_trace, save_trace
-from simulator.validation.micro import run_trace
+from validation.micro import run_trace
 from workloads.generate import generate_trace
 from workloads.zoo import MODELS
 

@@ -44,6 +44,7 @@ import pandas as pd
 
 from simulator.errors import ConfigError
 from simulator.ops import PRECISIONS
+from simulator.registry import WORKLOADS
 from simulator.trace import BYTES_PER_ELEMENT, Trace, trace_from_table
 from workloads.graph import COMPUTE_OPS, Graph, Layer
 from workloads.mixed_precision import Algorithm, apply_algorithm
@@ -66,6 +67,7 @@ _BWD_DATA_OP = {"conv": "deconv", "dwconv": "dwconv", "deconv": "conv", "fc": "f
                 "matmul": "matmul", "lstm": "lstm"}
 
 
+@WORKLOADS.register("zoo")
 def generate_trace(model: str, mode: str = "inference", batch: int = 1,
                    precision: str = "fp32", input_size: int | None = None,
                    num_classes: int | None = None, width: float | None = None,

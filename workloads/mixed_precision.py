@@ -288,7 +288,13 @@ class Algorithm(_Strict):
 # ---------------------------------------------------------------- loading
 def algorithm_names() -> list[str]:
     """Names of the algorithms shipped in ``workloads/algorithms/``."""
-    return sorted(path.stem for path in ALGORITHM_DIR.glob("*.yaml"))
+    return ALGORITHMS.names()
+
+
+# The shipped algorithm files, by name (a plain registry: "did you mean" on a typo).
+ALGORITHMS: Registry[Path] = Registry("algorithm")
+for _path in sorted(ALGORITHM_DIR.glob("*.yaml")):
+    ALGORITHMS.register(_path.stem)(_path)
 
 
 def load_algorithm(name_or_path: str | Path = DEFAULT_ALGORITHM) -> Algorithm:
@@ -302,10 +308,7 @@ def load_algorithm(name_or_path: str | Path = DEFAULT_ALGORITHM) -> Algorithm:
     if isinstance(name_or_path, Path) or text.endswith((".yaml", ".yml")) or "/" in text:
         path = Path(name_or_path)
     else:
-        shipped: Registry[Path] = Registry("algorithm")
-        for stem in algorithm_names():
-            shipped.register(stem)(ALGORITHM_DIR / f"{stem}.yaml")
-        path = shipped.get(text)
+        path = ALGORITHMS.get(text)
     if not path.is_file():
         raise ConfigError("algorithm file not found", file=str(path))
     try:

@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..registry import Registry
 from ..spec.soc import OPP
 
-GOVERNORS: Registry[type[Governor]] = Registry("governor")
+GOVERNORS: Registry[type[Governor]] = Registry("governor", "socsim.governors")
 
 
 class FrequencyDomain:

@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from ..library import load_soc
 from ..network.build import build_links
 from ..policy import Job, PolicyContext, make_policy
+from ..registry import WORKLOADS
 from ..spec.experiment import ExperimentSpec, WorkloadSpec
 from ..spec.soc import SocSpec
 from ..trace import Trace, load_trace
@@ -77,8 +78,8 @@ def build_trace(workload: WorkloadSpec, base: Path | None = None) -> Trace:
             path = base / path
         trace = load_trace(path)
     else:
-        from workloads.generate import generate_trace
-
+        # the model zoo's generator, found through its registry (a plugin of the core)
+        generate_trace = WORKLOADS.get("zoo")
         params = {k: v for k, v in (("input_size", workload.input_size),
                                     ("num_classes", workload.num_classes),
                                     ("width", workload.width),

@@ -72,8 +72,3 @@ def model_info(name: str) -> ModelInfo:
 
 
 __all__ = ["MODELS", "ModelInfo", "model_builder", "model_info"]
-
-# Models that live with the system using them register here too (after the
-# built-ins they build on): NestDNN's multi-capacity apps, FlexDNN's early exits.
-from workloads.early_exit import model as _early_exit  # noqa: E402, F401
-from workloads.multicapacity import zoo as _multicapacity  # noqa: E402, F401

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from simulator.errors import ConfigError
-from simulator.registry import Registry
+from simulator.registry import MODELS
 from workloads.graph import Graph
 
 ModelBuilder = Callable[..., Graph]
 
-MODELS: Registry[ModelBuilder] = Registry("model")
+# The registry lives in the core (``socsim.models`` entry points fill it), so that
+# the experiment checks and ``socsim list models`` find models without importing this.
 
 STEMS = ("auto", "imagenet", "cifar")
 # Inputs at most this large select the CIFAR variant when stem='auto'.

@@ -1,0 +1,158 @@
+"""The validation scoreboard: simulate every registered check, compare, tabulate.
+
+Each check (see :mod:`simulator.checks`) returns the simulated
+value of one published measurement. The scoreboard has one row per check with
+``check, source, reference, simulated, unit, error_pct, tolerance_pct,
+passed``; ``passed`` is empty for a check whose data is not on this machine
+(shown as SKIP). A check that raises counts as failed and its error is kept.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .errors import ConfigError
+from .checks import CHECKS, Check, DataUnavailable
+
+COLUMNS = ["check", "source", "reference", "simulated", "unit", "error_pct", "tolerance_pct",
+           "passed"]
+
+
+@dataclass(frozen=True)
+class Score:
+    """The outcome of one check.
+
+    Attributes:
+        check: the check evaluated.
+        simulated: the simulated value (NaN if skipped or errored), in ``check.unit``.
+        error_pct: ``100 * (simulated - reference) / |reference|``.
+        passed: True/False, None when skipped.
+        note: why it was skipped or how it failed.
+    """
+
+    check: Check
+    simulated: float
+    error_pct: float
+    passed: bool | None
+    note: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """PASS, FAIL or SKIP."""
+        return "SKIP" if self.passed is None else "PASS" if self.passed else "FAIL"
+
+
+def error_pct(simulated: float, reference: float) -> float:
+    """Signed relative error in percent (inf when the reference is 0 and they differ)."""
+    if reference == 0:
+        return 0.0 if simulated == 0 else math.copysign(math.inf, simulated)
+    return 100.0 * (simulated - reference) / abs(reference)
+
+
+def evaluate(check: Check) -> Score:
+    """Run one check; never raises for a failing or unavailable check."""
+    try:
+        simulated = float(check.simulate())
+    except DataUnavailable as exc:
+        return Score(check, math.nan, math.nan, None, f"data unavailable: {exc}")
+    except Exception as exc:  # a broken check is a failed check, not a crashed scoreboard
+        text = " ".join(f"{type(exc).__name__}: {exc}".split())
+        return Score(check, math.nan, math.nan, False, text)
+    error = error_pct(simulated, check.reference)
+    if math.isnan(simulated):
+        return Score(check, simulated, error, False, "simulated value is NaN")
+    if check.kind == "max":
+        passed = simulated <= check.reference
+    else:
+        passed = abs(error) <= check.tolerance_pct
+    return Score(check, simulated, error, passed)
+
+
+def select_checks(group: str | None = None, patterns: Iterable[str] = ()) -> list[Check]:
+    """Registered checks, in name order, filtered by group and name globs.
+
+    Raises:
+        ConfigError: an unknown group, or no check matching the patterns.
+    """
+    checks = [CHECKS.get(name) for name in CHECKS.names()]
+    if group is not None:
+        groups = sorted({c.group for c in checks})
+        if group not in groups:
+            raise ConfigError(f"unknown check group {group!r}; groups: "
+                              f"{', '.join(groups) or 'none registered'}", path="--group")
+        checks = [c for c in checks if c.group == group]
+    patterns = list(patterns)
+    if patterns:
+        checks = [c for c in checks if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)]
+        if not checks:
+            raise ConfigError(f"no check matches {', '.join(patterns)}", path="--check")
+    return checks
+
+
+def run_checks(checks: list[Check], on_score: Callable[[Score], None] | None = None
+               ) -> list[Score]:
+    """Evaluate checks in order; ``on_score`` is called after each (progress)."""
+    scores = []
+    for check in checks:
+        score = evaluate(check)
+        scores.append(score)
+        if on_score is not None:
+            on_score(score)
+    return scores
+
+
+def scoreboard_table(scores: list[Score]) -> pd.DataFrame:
+    """The ``validation.csv`` table (exactly :data:`COLUMNS`)."""
+    rows = [{"check": s.check.name, "source": s.check.source,
+             "reference": float(s.check.reference), "simulated": s.simulated,
+             "unit": s.check.unit, "error_pct": s.error_pct,
+             "tolerance_pct": float(s.check.tolerance_pct), "passed": s.passed}
+            for s in scores]
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table["passed"] = table["passed"].astype("boolean")
+    return table
+
+
+def _number(value: float) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.4g}"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_scoreboard(scores: list[Score], source_width: int = 40) -> str:
+    """A fixed-width text table, failures' reasons listed below it."""
+    header = ["check", "source", "reference", "simulated", "unit", "error %", "tol %",
+              "result"]
+    rows = [[s.check.name, _clip(s.check.source, source_width), _number(s.check.reference),
+             _number(s.simulated), s.check.unit,
+             "-" if math.isnan(s.error_pct) else f"{s.error_pct:+.1f}",
+             f"{s.check.tolerance_pct:g}" if s.check.kind != "max" else "max",
+             s.verdict] for s in scores]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    numeric = {2, 3, 5, 6}
+
+    def line(cells: list) -> str:
+        return "  ".join(str(c).rjust(w) if i in numeric else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    out = [line(header), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    notes = [f"  {s.check.name}: {s.note}" for s in scores if s.note and s.passed is not None]
+    if notes:
+        out += ["", "errors:", *notes]
+    return "\n".join(out)
+
+
+def counts(scores: list[Score]) -> dict[str, int]:
+    """How many checks passed, failed and were skipped."""
+    verdicts = [s.verdict for s in scores]
+    return {v.lower(): verdicts.count(v) for v in ("PASS", "FAIL", "SKIP")}

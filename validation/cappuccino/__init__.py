@@ -1,0 +1,1 @@
+"""Cappuccino: its calibrated cells (checks) and the RenderScript/Java overhead fit."""

@@ -1,0 +1,135 @@
+"""DynO checks: CNN-ISPM packing sizes and times, candidate filter, scheduler cost.
+
+Fitted figures (``python -m validation.dyno.fit_packing``): the lossless
+size and both packing times of ResNet-18's 200 KB ReLU activation. Predicted
+(not fitted): its 4-bit size, VGG19's best packing ratio, the ReLU filter's
+reduction of the split points, the scheduler's decision time (measured on the
+host running the simulator, not on a Jetson).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from workloads.generate import generate_trace
+from workloads.packing.bitshuffle import bitshuffle
+from workloads.packing.codec import LOSSLESS
+from workloads.packing.isquant import isquant
+from workloads.packing.kernels import pack_rows
+from workloads.packing.model import packed_bytes, synthetic_activation
+from workloads.splits.cuts import candidate_splits, split_points
+from workloads.splits.profile import SplitProfile
+
+from validation.dyno.fit_packing import CPU, SOC, reduction_pct, reference_tensor, tensor_stats
+from simulator.trace import trace_from_table
+from validation.dyno import refs
+from validation.micro import run_trace
+from simulator.checks import check
+
+GROUP = "dyno"
+RELU = f"{refs.SOURCE}, 200 KB ReLU activation of ResNet-18"
+
+
+def _engine_packing_ms(bits: int) -> float:
+    """Packing time (ms) of the reference tensor through the engine on one Carmel core."""
+    tensor = reference_tensor()
+    rows = pack_rows(tensor.layer, tensor.elements, bits,
+                     packed_bytes(tensor_stats(tensor), bits))
+    for i, row in enumerate(rows):
+        row.update(id=i, deps=str(i - 1) if i else "")
+    result = run_trace(SOC, trace_from_table(pd.DataFrame(rows)),
+                       {"name": "single", "processor": CPU, "cores": 1})
+    return float(result.kernels["duration_s"].sum() * 1e3)
+
+
+@check("dyno.pack.relu200k.lossless_reduction", reference=refs.LOSSLESS_REDUCTION_PCT,
+       unit="%", tolerance_pct=10.0, source=RELU + ", lossless packing (fitted)", group=GROUP)
+def _lossless_size() -> float:
+    return reduction_pct(reference_tensor(), LOSSLESS)
+
+
+@check("dyno.pack.relu200k.isquant4_reduction", reference=refs.ISQUANT4_REDUCTION_PCT,
+       unit="%", tolerance_pct=5.0, source=RELU + ", 4-bit ISQuant ('up to 95 %')",
+       group=GROUP)
+def _isquant4_size() -> float:
+    return reduction_pct(reference_tensor(), 4)
+
+
+@check("dyno.pack.relu200k.lossless_time", reference=refs.LOSSLESS_TIME_MS, unit="ms",
+       tolerance_pct=0.0, kind="max", group=GROUP,
+       source=RELU + ", lossless packing 'in under 0.1 ms' (fitted, Jetson CPU)")
+def _lossless_time() -> float:
+    return _engine_packing_ms(LOSSLESS)
+
+
+@check("dyno.pack.relu200k.isquant4_time", reference=refs.ISQUANT4_TIME_MS, unit="ms",
+       tolerance_pct=0.0, kind="max", group=GROUP,
+       source=RELU + ", 4-bit packing 'in under 0.32 ms' (fitted, Jetson CPU)")
+def _isquant4_time() -> float:
+    return _engine_packing_ms(4)
+
+
+def _quantisation_only(bits: int) -> float:
+    """FP32 size over ISQuant + bit shuffle size (before LZ4), real codec."""
+    tensor = reference_tensor()
+    x = synthetic_activation(tensor_stats(tensor), tensor.channels, np.random.default_rng(0))
+    values, _, _ = isquant(x, bits)
+    return x.size * 4 / len(bitshuffle(values, bits))
+
+
+for _bits, _ratio in refs.QUANT_ONLY_RATIO.items():
+    check(f"dyno.pack.quantisation_only.{_bits}bit", reference=_ratio, unit="x",
+          tolerance_pct=2.0, group=GROUP,
+          source=f"{refs.SOURCE}, quantisation alone 4-10.6x smaller than FP32"
+          )(lambda b=_bits: _quantisation_only(b))
+
+
+@check("dyno.pack.vgg19_best_ratio", reference=refs.VGG19_MAX_RATIO, unit="x",
+       tolerance_pct=35.0, group=GROUP,
+       source=f"{refs.SOURCE}, whole-pipeline ratios reach 60x (VGG19 ReLU layers)")
+def _vgg19_ratio() -> float:
+    profile = SplitProfile(generate_trace("vgg19"), "vgg19")
+    return max(tensor.nbytes / profile.tensor_bytes(tensor, bits)
+               for split in profile.candidates for tensor in split.tensors if tensor.relu
+               for bits in range(3, 9))
+
+
+@check("dyno.candidates.relu_filter_reduction", reference=refs.RELU_FILTER_REDUCTION_PCT,
+       unit="%", tolerance_pct=25.0, group=GROUP,
+       source=f"{refs.SOURCE}, the ReLU-only filter removes ~81 % of the split points "
+              "(mean over its four CNNs; ours cut between kernels, DynO between modules)")
+def _relu_filter() -> float:
+    removed = []
+    for model in refs.DYNO_MODELS:
+        trace = generate_trace(model)
+        removed.append(1 - len(candidate_splits(trace)) / len(split_points(trace)))
+    return float(np.mean(removed) * 100)
+
+
+@lru_cache(maxsize=1)
+def _decision_ms() -> np.ndarray:
+    """Per CNN, the median of 10 identical decisions (ms): the scheduler's cost without
+    the host's hiccups (one slow timing of forty made the maximum flaky)."""
+    from validation.dyno.overhead import decision_times
+
+    return np.array([np.median(decision_times(model, 10)) * 1e3
+                     for model in refs.DYNO_MODELS])
+
+
+@check("dyno.scheduler.max_ms", reference=refs.SCHEDULER_MAX_MS, unit="ms",
+       tolerance_pct=0.0, kind="max", group=GROUP,
+       source=f"{refs.SOURCE}, scheduler cost at most 14 ms on the Jetson CPU (simulated: "
+              "wall time on this host, median decision of each of four CNNs)")
+def _scheduler_max() -> float:
+    return float(_decision_ms().max())
+
+
+@check("dyno.scheduler.geomean_ms", reference=refs.SCHEDULER_GEOMEAN_MS, unit="ms",
+       tolerance_pct=0.0, kind="max", group=GROUP,
+       source=f"{refs.SOURCE}, scheduler cost 11 ms geometric mean on the Jetson CPU "
+              "(simulated: wall time on this host, median decision per CNN)")
+def _scheduler_geomean() -> float:
+    return float(np.exp(np.log(_decision_ms()).mean()))

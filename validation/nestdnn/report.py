@@ -1,0 +1,103 @@
+"""NestDNN's headline comparisons from an alpha sweep: gains at equal accuracy or frame rate.
+
+Each scheme (MinTotalCost, MinMaxCost) traces a curve of (frame rate, accuracy
+gain) points over alpha, the baseline is one point at zero gain. Reading the
+curve piecewise linearly between consecutive alphas gives
+
+* the frame-rate gain at equal accuracy gain: the scheme's frame rate where its
+  accuracy gain crosses 0, over the baseline's frame rate;
+* the accuracy gain at equal frame rate: the scheme's accuracy gain where its
+  frame rate crosses the baseline's;
+* the energy ratio: the scheme's energy per inference at equal accuracy gain
+  over the baseline's.
+
+``python -m validation.nestdnn.report RESULTS_FOLDER`` prints them for an
+``experiments/nestdnn/alpha-sweep.yaml`` output folder (means over the
+lifecycle seeds), for both frame-rate measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SCHEMES = {"nestdnn-mintotal": "MinTotalCost", "nestdnn-minmax": "MinMaxCost"}
+BASELINE = "nestdnn-baseline"
+RATES = ("frame_rate_fps", "inverse_latency_fps")
+
+
+def crossing(xs: np.ndarray, ys: np.ndarray, level: float) -> float:
+    """``x`` where the piecewise-linear curve through (xs, ys) first meets ``y = level``.
+
+    Returns NaN when it never does.
+    """
+    for i in range(len(xs) - 1):
+        y0, y1 = ys[i] - level, ys[i + 1] - level
+        if y0 == 0:
+            return float(xs[i])
+        if y0 * y1 < 0:
+            return float(xs[i] + (xs[i + 1] - xs[i]) * y0 / (y0 - y1))
+    return float(xs[-1]) if len(xs) and ys[-1] == level else math.nan
+
+
+def tradeoffs(results: pd.DataFrame, rate: str = "frame_rate_fps") -> dict[str, dict]:
+    """Per scheme: frame-rate gain, accuracy gain and energy ratio against the baseline.
+
+    Args:
+        results: an alpha sweep's results (columns ``policy.name``, ``policy.alpha``,
+            ``accuracy_gain_pct``, ``energy_per_inference_j`` and ``rate``).
+        rate: the frame-rate measure.
+    """
+    ok = results[results["status"] == "ok"] if "status" in results else results
+    means = ok.groupby(["policy.name", "policy.alpha"], as_index=False).mean(numeric_only=True)
+    base = means[means["policy.name"] == BASELINE]
+    base_rate = float(base[rate].mean())
+    base_energy = float(base["energy_per_inference_j"].mean())
+    out = {}
+    for name, label in SCHEMES.items():
+        curve = means[means["policy.name"] == name].sort_values("policy.alpha")
+        if curve.empty:
+            continue
+        alpha = curve["policy.alpha"].to_numpy(float)
+        gain = curve["accuracy_gain_pct"].to_numpy(float)
+        rates = curve[rate].to_numpy(float)
+        energy = curve["energy_per_inference_j"].to_numpy(float)
+        at_zero = crossing(alpha, gain, 0.0)  # alpha of equal accuracy
+        at_rate = crossing(alpha, rates, base_rate)  # alpha of equal frame rate
+        out[label] = {
+            "baseline_rate": base_rate,
+            "rate_gain_at_equal_accuracy": float(np.interp(at_zero, alpha, rates)) / base_rate
+            if not math.isnan(at_zero) else math.nan,
+            "accuracy_gain_at_equal_rate": float(np.interp(at_rate, alpha, gain))
+            if not math.isnan(at_rate) else math.nan,
+            "energy_ratio_at_equal_accuracy": float(np.interp(at_zero, alpha, energy))
+            / base_energy if not math.isnan(at_zero) else math.nan,
+            "max_accuracy_gain": float(gain.max()),
+            "max_rate_gain": float(rates.max()) / base_rate,
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", help="output folder of experiments/nestdnn/alpha-sweep.yaml")
+    args = parser.parse_args(argv)
+    results = pd.read_csv(Path(args.folder) / "results.csv")
+    for rate in RATES:
+        print(f"frame rate measured as {rate}:")
+        for label, row in tradeoffs(results, rate).items():
+            print(f"  {label}: frame-rate gain at equal accuracy "
+                  f"{row['rate_gain_at_equal_accuracy']:.2f}x (baseline "
+                  f"{row['baseline_rate']:.2f}/s); accuracy gain at equal frame rate "
+                  f"{row['accuracy_gain_at_equal_rate']:+.2f} points; energy per inference at "
+                  f"equal accuracy {row['energy_ratio_at_equal_accuracy']:.2f}x the baseline's; "
+                  f"max accuracy gain {row['max_accuracy_gain']:+.2f} points, max frame-rate "
+                  f"gain {row['max_rate_gain']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Xenos / d-Xenos: the C6678 references, checks and fit."""

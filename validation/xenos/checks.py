@@ -1,0 +1,84 @@
+"""Xenos checks on the TMS320C6678 board.
+
+* group ``xenos`` (calibration): the smallest and largest cut in inference
+  time that horizontal optimisation alone brings over Vanilla across the seven
+  benchmark models (17.9-43.9 %), the range the board's MAC-kernel and DRAM
+  efficiencies are fitted to (``python -m validation.xenos.fit``);
+* group ``xenos-predictions`` (held out, nothing fitted to them): the range of
+  the cut vertical optimisation brings on top (the paper's 21.2-84.9 % spans
+  all its devices and models) and the d-Xenos speedup of four boards over one
+  (3.68-3.78x) for MobileNet, ResNet-101 and BERT-L with the mixed partition.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from validation.xenos import fit as calibration
+from simulator.engine.simulation import simulate
+from simulator.spec.experiment import ExperimentSpec
+from validation.xenos import refs
+from simulator.checks import check
+
+CALIBRATION_TOLERANCE = 25.0
+PREDICTION_TOLERANCE = 25.0
+DISTRIBUTED_MODELS = ("mobilenet_v1", "resnet101", "bert_l")
+BOARDS = 4
+# SRIO 2.x, 4 lanes x 5 Gbaud with 8b/10b coding: 2 GB/s per direction (V TI SRIO guide,
+# via hardware-facts.md: the C6678 has SRIO); switch latency E.
+SRIO = {"bandwidth": "2 GB/s", "latency": "2 us"}
+
+
+@lru_cache(maxsize=None)
+def _ho() -> tuple[float, ...]:
+    return tuple(calibration.reductions())
+
+
+@lru_cache(maxsize=None)
+def _vo() -> tuple[float, ...]:
+    return tuple(calibration.reductions(first="HO", second="HO+VO"))
+
+
+def _range(name: str, reference: tuple[float, float], unit: str, values, group: str,
+           tolerance: float, source: str) -> None:
+    """Register the smallest and the largest of ``values()`` against a reference range."""
+    for end, pick, ref in (("min", min, reference[0]), ("max", max, reference[1])):
+        check(f"{name}.{end}", reference=ref, unit=unit, tolerance_pct=tolerance, group=group,
+              source=f"{source}, {'smallest' if end == 'min' else 'largest'}"
+              )(lambda pick=pick: pick(values()))
+
+
+_range("xenos.c6678.ho_reduction", refs.HO_REDUCTION_PCT, "%", _ho, "xenos",
+       CALIBRATION_TOLERANCE, refs.SOURCE + ", HO alone vs Vanilla over 7 models (fitted)")
+_range("xenos.c6678.vo_reduction", refs.VO_REDUCTION_PCT, "%", _vo, "xenos-predictions",
+       PREDICTION_TOLERANCE, refs.SOURCE + " abstract, VO cut (all devices; held out)")
+
+
+def distributed_experiment(model: str, boards: int, partition: str = "mixed",
+                           sync: str = "ring", link: dict | None = None) -> dict:
+    """The d-Xenos experiment mapping: ``boards`` C6678 boards, every pair linked."""
+    names = ["device", *(f"board{i}" for i in range(1, boards))]
+    link = link or SRIO
+    return {
+        "name": "d-xenos", "soc": refs.SOC, "workload": {"model": model},
+        "devices": {n: {"soc": refs.SOC} for n in names[1:]},
+        "links": [{"between": [a, b], **link} for i, a in enumerate(names)
+                  for b in names[i + 1:]],
+        "policy": {"name": "d-xenos", "partition": partition, "sync": sync},
+        "outputs": {"timeline": False, "kernels": False, "timeseries": False}}
+
+
+@lru_cache(maxsize=None)
+def speedup(model: str, partition: str = "mixed", sync: str = "ring") -> float:
+    """Four boards over one (both d-Xenos, HO+VO within each board)."""
+    def latency(boards: int) -> float:
+        spec = ExperimentSpec.model_validate(distributed_experiment(model, boards, partition,
+                                                                    sync))
+        return simulate(spec).metrics["latency_s"]
+
+    return latency(1) / latency(BOARDS)
+
+
+_range("xenos.dxenos.speedup", refs.DXENOS_SPEEDUP, "x",
+       lambda: [speedup(m) for m in DISTRIBUTED_MODELS], "xenos-predictions",
+       PREDICTION_TOLERANCE, refs.SOURCE + " abstract, d-Xenos vs one device (held out)")
