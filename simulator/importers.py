@@ -15,6 +15,7 @@ from typing import Any
 from .errors import ConfigError
 from .registry import IMPORTERS
 
+
 def run_importer(name: str, input_path: str | Path, output_path: str | Path,
                  **options: Any) -> list[Path]:
     """Run the importer ``name``; unknown formats and options are ConfigErrors.

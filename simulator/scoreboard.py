@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .errors import ConfigError
 from .checks import CHECKS, Check, DataUnavailable
+from .errors import ConfigError
 
 COLUMNS = ["check", "source", "reference", "simulated", "unit", "error_pct", "tolerance_pct",
            "passed"]

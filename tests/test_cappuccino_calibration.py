@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from validation.cappuccino import fit
 from simulator.library import load_soc
+from validation.cappuccino import fit
 
 
 @pytest.mark.parametrize("phone", fit.PHONES)

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from conftest import kernel, make_trace
 
+from simulator.checks import CHECKS, Check, DataUnavailable
 from simulator.cli import main
 from simulator.trace import save_trace
-from simulator.checks import CHECKS, Check, DataUnavailable
 
 EXPERIMENT = {"name": "tiny", "soc": "snapdragon865", "workload": {"trace": "chain.csv"},
               "policy": {"name": "single", "processor": "cpu.gold", "cores": 3}}

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from simulator.errors import ConfigError
-from simulator.trace import load_trace
 from simulator.importers import describe, run_importer
 from simulator.registry import IMPORTERS
+from simulator.trace import load_trace
 from workloads.importers import ImporterWarning
 from workloads.importers.mobile_ml_benchmark import (
     Op,

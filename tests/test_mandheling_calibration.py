@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from validation.mandheling import fit_mnn as fit
 from simulator.library import load_soc
+from validation.mandheling import fit_mnn as fit
 
 
 @pytest.mark.parametrize("method, cpu, cpu_freq", [("mnn-fp32", "big4", "max"),

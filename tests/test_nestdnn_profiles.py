@@ -8,8 +8,8 @@ import yaml
 
 import simulator
 from simulator.errors import ConfigError
-from workloads.generate import generate_trace
 from validation.nestdnn.derive import fit_app, traffic_consistent
+from workloads.generate import generate_trace
 from workloads.multicapacity.latency import profile_latencies
 from workloads.multicapacity.profile import load_profiles
 from workloads.multicapacity.switching import (

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from validation import pixel4
-from simulator.library import load_soc
-from validation.pixel4 import checks as pixel4_checks
 from simulator.checks import CHECKS
+from simulator.library import load_soc
+from validation import pixel4
+from validation.pixel4 import checks as pixel4_checks
 
 
 @pytest.fixture(scope="module")

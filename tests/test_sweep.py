@@ -17,7 +17,7 @@ from simulator.experiment import (
     set_path,
     sweep_points,
 )
-from simulator.spec.experiment import SweepSpec
+from simulator.experiment import SweepSpec
 
 BASE = {"name": "t", "soc": "snapdragon865", "workload": {"trace": "t.csv"},
         "policy": {"name": "single", "processor": "cpu.gold"}}

@@ -183,112 +183,6 @@ class OutputOptions(Strict):
     sample_period: Seconds = Field(default=0.01, gt=0, description="time-series sampling")
 
 
-class Distribution(Strict):
-    """One parameter distribution of a random sweep; give exactly one field.
-
-    Attributes:
-        choice: pick one of these values uniformly.
-        uniform: ``[low, high]``, uniform real.
-        loguniform: ``[low, high]`` (both > 0), uniform in log space.
-        randint: ``[low, high]``, uniform integer, both ends included.
-        unit: unit appended to numeric samples (``GHz`` gives ``"1.53 GHz"``), for
-            unit-typed keys.
-    """
-
-    choice: list[Any] | None = Field(default=None, min_length=1)
-    uniform: tuple[float, float] | None = None
-    loguniform: tuple[float, float] | None = None
-    randint: tuple[int, int] | None = None
-    unit: str | None = None
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> Distribution:
-        given = [k for k in ("choice", "uniform", "loguniform", "randint")
-                 if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("give exactly one of choice, uniform, loguniform, randint")
-        bounds = self.uniform or self.loguniform or self.randint
-        if bounds is not None and bounds[0] > bounds[1]:
-            raise ValueError(f"{given[0]} needs [low, high] with low <= high")
-        if self.loguniform is not None and self.loguniform[0] <= 0:
-            raise ValueError("loguniform bounds must be > 0")
-        return self
-
-    def sample(self, rng) -> Any:
-        """Draw one value with ``rng`` (a ``numpy.random.Generator``)."""
-        import math
-
-        if self.choice is not None:
-            value = self.choice[int(rng.integers(len(self.choice)))]
-        elif self.uniform is not None:
-            value = float(rng.uniform(*self.uniform))
-        elif self.loguniform is not None:
-            low, high = self.loguniform
-            value = float(math.exp(rng.uniform(math.log(low), math.log(high))))
-        else:
-            low, high = self.randint
-            value = int(rng.integers(low, high + 1))
-        if self.unit and isinstance(value, (int, float)):
-            return f"{value:.6g} {self.unit}"
-        return value
-
-
-class RandomSweep(Strict):
-    """Random samples of a parameter space, with their own seed.
-
-    Attributes:
-        samples: number of points drawn.
-        seed: seed of the sampler (independent of the runs' seeds).
-        params: distribution per dotted path.
-    """
-
-    samples: int = Field(ge=1)
-    seed: int = Field(default=0, ge=0)
-    params: dict[str, Distribution] = Field(min_length=1)
-
-
-class SweepSpec(Strict):
-    """A sweep: a grid (product of axes) x zipped lists x random samples.
-
-    In YAML the grid axes are written directly under ``sweep`` (dotted paths
-    mapping to lists); ``zip`` and ``random`` are the two reserved keys.
-
-    Attributes:
-        grid: axis path -> values; all combinations are run.
-        zip: path -> values; lists of equal length varying together.
-        random: random samples, combined with every grid x zip point.
-    """
-
-    grid: dict[str, list[Any]] = Field(default_factory=dict)
-    zip: dict[str, list[Any]] = Field(default_factory=dict)
-    random: RandomSweep | None = None
-
-    @classmethod
-    def from_mapping(cls, raw: dict[str, Any]) -> SweepSpec:
-        """Build from the YAML form (grid axes at top level)."""
-        if not isinstance(raw, dict):
-            raise ValueError("sweep must be a mapping of dotted paths to lists")
-        grid = {k: v for k, v in raw.items() if k not in RESERVED_SWEEP_KEYS}
-        return cls(grid=grid, zip=raw.get("zip") or {}, random=raw.get("random"))
-
-    @model_validator(mode="after")
-    def _shapes(self) -> SweepSpec:
-        for key, values in {**self.grid, **self.zip}.items():
-            if not values:
-                raise ValueError(f"sweep axis {key!r} must be a non-empty list")
-        lengths = {len(v) for v in self.zip.values()}
-        if len(lengths) > 1:
-            raise ValueError("zip lists must have equal lengths")
-        return self
-
-    def paths(self) -> list[str]:
-        """Every dotted path the sweep varies, in declaration order."""
-        randoms = list(self.random.params) if self.random else []
-        return [*self.grid, *self.zip, *randoms]
-
-
-RESERVED_SWEEP_KEYS = ("zip", "random")
-
 PLOT_KINDS = ("bar", "line", "box", "timeseries", "heatmap", "pareto")
 
 
@@ -389,6 +283,8 @@ class ExperimentSpec(Strict):
     dvfs: DvfsSpec = DvfsSpec()
     thermal: ThermalOptions = ThermalOptions()
     outputs: OutputOptions = OutputOptions()
+    # the sweep's forms are the app's business (simulator.experiment.sweep validates
+    # them, once, with exact YAML paths); a resolved run has none
     sweep: dict[str, Any] | None = None
     repeats: int = Field(default=1, ge=1)
     seed: int = Field(default=0, ge=0)
@@ -401,15 +297,6 @@ class ExperimentSpec(Strict):
     def _policy_named(cls, value: dict[str, Any]) -> dict[str, Any]:
         if "name" not in value:
             raise ValueError("policy needs a 'name'")
-        return value
-
-    @field_validator("sweep")
-    @classmethod
-    def _sweep_shape(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        # The detailed check (with exact YAML paths) is simulator.experiment.parse_sweep;
-        # this one only guards ExperimentSpec used on its own.
-        if value is not None:
-            SweepSpec.from_mapping(value)
         return value
 
     @field_validator("plots")

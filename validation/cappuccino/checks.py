@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from simulator.checks import check
 from validation.cappuccino import fit as calibration
 from validation.cappuccino import refs
-from simulator.checks import check
 
 CALIBRATION_TOLERANCE = 15.0
 PREDICTION_TOLERANCE = 50.0

@@ -14,6 +14,11 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from simulator.checks import check
+from simulator.trace import trace_from_table
+from validation.dyno import refs
+from validation.dyno.fit_packing import CPU, SOC, reduction_pct, reference_tensor, tensor_stats
+from validation.micro import run_trace
 from workloads.generate import generate_trace
 from workloads.packing.bitshuffle import bitshuffle
 from workloads.packing.codec import LOSSLESS
@@ -22,12 +27,6 @@ from workloads.packing.kernels import pack_rows
 from workloads.packing.model import packed_bytes, synthetic_activation
 from workloads.splits.cuts import candidate_splits, split_points
 from workloads.splits.profile import SplitProfile
-
-from validation.dyno.fit_packing import CPU, SOC, reduction_pct, reference_tensor, tensor_stats
-from simulator.trace import trace_from_table
-from validation.dyno import refs
-from validation.micro import run_trace
-from simulator.checks import check
 
 GROUP = "dyno"
 RELU = f"{refs.SOURCE}, 200 KB ReLU activation of ResNet-18"

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 from scipy.optimize import brentq
 
+from simulator.hardware.cost import CostModel
+from simulator.library import load_soc
+from validation.dyno import refs
 from workloads.generate import generate_trace
 from workloads.packing.codec import LOSSLESS
 from workloads.packing.kernels import pack_rows
 from workloads.packing.model import TensorStats, packed_bytes
 from workloads.splits.accuracy import model_defaults
 from workloads.splits.cuts import CutTensor, split_points
-
-from simulator.hardware.cost import CostModel
-from simulator.library import load_soc
-from validation.dyno import refs
 
 SOC = "jetson-agx-xavier"
 CPU = "cpu.carmel"

@@ -15,10 +15,10 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from simulator.checks import check
 from simulator.trace import trace_from_table
 from validation.mandheling import refs
 from validation.micro import conv_row, kernel_latency, kernel_row, run_trace
-from simulator.checks import check
 
 SOC = "snapdragon865"
 TOLERANCE_CELL = 25.0

@@ -17,8 +17,8 @@ import itertools
 
 from simulator.library import load_soc
 from simulator.spec.soc import SocSpec
-from validation.mandheling import refs
 from validation.engine.thermal_checks import ENGINE_POLICY, thermal_case
+from validation.mandheling import refs
 
 # (policy, workload): the engine's generic policy on VGG-16, and MNN's on the 4 big cores
 # with the Mandheling experiments' VGG-16 (no batch norm), as the Mandheling check runs it

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from simulator.checks import check
 from simulator.engine.simulation import simulate
 from simulator.spec.experiment import ExperimentSpec
 from simulator.spec.soc import SocSpec
 from validation.mandheling import refs
-from simulator.checks import check
 
 HORIZON_S = 240.0
 

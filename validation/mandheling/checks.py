@@ -25,11 +25,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from simulator.checks import check
 from simulator.engine.simulation import simulate
 from simulator.spec.experiment import ExperimentSpec
 from validation.mandheling import refs
 from validation.micro import conv_row, kernel_row
-from simulator.checks import check
 
 GROUP = "mandheling"
 SD865, SD888 = "snapdragon865", "snapdragon888"
@@ -49,7 +49,6 @@ def _profiler():
     import simpy
 
     from policies.mandheling.cpu import thread_pool
-
     from simulator.engine.device import Device
     from simulator.engine.dvfs import Performance
     from simulator.engine.system import System

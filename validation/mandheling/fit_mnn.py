@@ -146,12 +146,11 @@ def fast_time(soc: SocSpec, method: str, cpu: str, cpu_freq: str = "max") -> flo
     slowest thread (equal to the engine's result on the CPU, where no data
     crosses address spaces)."""
     from policies.mandheling.cpu import thread_pool, thread_share
-    from workloads.mixed_precision import apply_algorithm
-
     from simulator.engine.dvfs import FrequencyDomain
     from simulator.engine.simulation import build_trace
     from simulator.hardware.cost import CostModel
     from simulator.spec.experiment import WorkloadSpec
+    from workloads.mixed_precision import apply_algorithm
 
     trace = build_trace(WorkloadSpec.model_validate(refs.VGG16_CIFAR))
     if method == "mnn-int8":

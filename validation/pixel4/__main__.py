@@ -8,7 +8,14 @@ import pandas as pd
 
 from simulator.library import load_soc
 from validation.pixel4.data import EXTRAS, SOC, TARGET_PCT, TARGETS, DataMissing, load
-from validation.pixel4.fit import Fitter, check_fast_model, cross_validate, engine_table, error_table, summarize
+from validation.pixel4.fit import (
+    Fitter,
+    check_fast_model,
+    cross_validate,
+    engine_table,
+    error_table,
+    summarize,
+)
 from validation.pixel4.params import PARAM_NAMES, PARAMS, apply_params, read_params
 
 

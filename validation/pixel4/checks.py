@@ -16,9 +16,9 @@ from functools import lru_cache
 
 import pandas as pd
 
-from validation import pixel4
-from simulator.library import soc_path
 from simulator.checks import DataUnavailable, check
+from simulator.library import soc_path
+from validation import pixel4
 
 SOURCE = ("Li, Paolieri, Golubchik, 'A Benchmark for ML Inference Latency on Mobile Devices', "
           "EdgeSys 2024 (github.com/qed-usc/mobile-ml-benchmark): TFLite on a Pixel 4 "

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from validation.xenos import fit as calibration
+from simulator.checks import check
 from simulator.engine.simulation import simulate
 from simulator.spec.experiment import ExperimentSpec
+from validation.xenos import fit as calibration
 from validation.xenos import refs
-from simulator.checks import check
 
 CALIBRATION_TOLERANCE = 25.0
 PREDICTION_TOLERANCE = 25.0

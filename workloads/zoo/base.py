@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from simulator.errors import ConfigError
-from simulator.registry import MODELS
+from simulator.registry import MODELS  # noqa: F401  (re-exported: the zoo registers into it)
 from workloads.graph import Graph
 
 ModelBuilder = Callable[..., Graph]

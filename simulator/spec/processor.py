@@ -1,0 +1,339 @@
+"""The processor schema: a CPU cluster, GPU, DSP or NPU of a SoC description.
+
+A processor has OPPs (frequency @ voltage), per-unit peak operations per cycle
+and precision, caches, kernel efficiencies (its own and per kernel library),
+power coefficients and, for accelerators with their own memory, an offload
+channel. See ``docs/socs.md`` for every field and :mod:`simulator.spec.soc` for
+the device around it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from ..ops import OP_KINDS, PRECISIONS
+from .base import (
+    Bytes,
+    BytesPerSecond,
+    Celsius,
+    Farads,
+    Fraction,
+    Hertz,
+    Kelvin,
+    Seconds,
+    Strict,
+    Volts,
+    Watts,
+)
+
+PROCESSOR_KINDS = ("cpu", "gpu", "dsp", "npu")
+
+
+class OPP(Strict):
+    """One operating performance point: a frequency and the voltage it needs."""
+
+    frequency: Hertz
+    voltage: Volts
+
+
+def _parse_opp(value: object) -> object:
+    """Accept ``"2.84 GHz @ 1.0 V"`` as shorthand for ``{frequency, voltage}``."""
+    if isinstance(value, str):
+        parts = re.split(r"\s*@\s*", value.strip())
+        if len(parts) != 2:
+            raise ValueError(f"an OPP is written like '2.84 GHz @ 1.0 V'; got {value!r}")
+        return {"frequency": parts[0], "voltage": parts[1]}
+    return value
+
+
+class CacheLevel(Strict):
+    """A cache or local memory level of a processor, nearest first.
+
+    Attributes:
+        name: short name shown in results (``l1``, ``l2``, ``vtcm``).
+        size: capacity in bytes (per unit if ``per_unit``).
+        per_unit: true for a cache private to each core/context; its capacity
+            and bandwidth then add up over the units a kernel uses.
+        bytes_per_cycle: bandwidth at the processor clock (per unit if
+            ``per_unit``), so it scales with DVFS; or give ``bandwidth``.
+        bandwidth: fixed bandwidth in bytes/s (own clock domain).
+        line_size: bytes moved per miss (cache line, DMA burst); matters only
+            for strided reads (a trace's ``read_stride``), see
+            :mod:`simulator.hardware.cost`.
+        ways: associativity (None: fully associative); with strided reads whose
+            stride maps many lines to few sets, the ways limit what stays.
+    """
+
+    name: str
+    size: Bytes = Field(gt=0)
+    per_unit: bool = True
+    bytes_per_cycle: float | None = Field(default=None, gt=0)
+    bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
+    line_size: Bytes = Field(default=64.0, gt=0)
+    ways: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_bandwidth(self) -> CacheLevel:
+        if (self.bytes_per_cycle is None) == (self.bandwidth is None):
+            raise ValueError("give exactly one of bytes_per_cycle or bandwidth")
+        return self
+
+
+class ProcessorPower(Strict):
+    """Power model of one processor (per unit = per core / context).
+
+    Dynamic power per busy unit is ``ceff * V^2 * f * activity``, the activity
+    being ``precision_activity`` (1 by default) while computing and
+    ``stall_activity`` while stalled on memory; static
+    leakage per powered unit is ``leakage * (V / V_max) * 2^((T - T_ref)/doubling)``;
+    an idle (clock-gated) unit also draws ``idle``.
+    """
+
+    ceff: Farads = Field(ge=0, description="effective switched capacitance per unit")
+    leakage: Watts = Field(default=0.0, ge=0, description="leakage per unit at V_max, T_ref")
+    leakage_reference: Celsius = 25.0
+    leakage_doubling: Kelvin = Field(default=25.0, gt=0)
+    idle: Watts = Field(default=0.0, ge=0, description="clock-gated idle power per unit")
+    stall_activity: Fraction = Field(default=0.5, ge=0, le=1,
+                                     description="activity while stalled on memory")
+    precision_activity: dict[str, Fraction] = Field(
+        default_factory=dict,
+        description="activity while computing, by precision (narrow integer lanes "
+                    "toggle fewer bits per cycle than FP32 FMAs); missing: 1")
+    source: str | None = None
+
+    @field_validator("precision_activity")
+    @classmethod
+    def _activity_precisions(cls, value: dict[str, float]) -> dict[str, float]:
+        for precision, activity in value.items():
+            _check_precision(precision)
+            if not 0 < activity <= 1:
+                raise ValueError(f"precision_activity.{precision} must be in (0, 1]")
+        return value
+
+
+class Offload(Strict):
+    """Cost of moving data between the CPU's address space and this processor's.
+
+    A crossing costs ``switch + bytes / bandwidth`` on a channel that carries one
+    transfer at a time (FastRPC for the DSP, buffer mapping for the GPU).
+    """
+
+    switch: Seconds = Field(ge=0)
+    bandwidth: BytesPerSecond = Field(gt=0)
+    source: str | None = None
+
+
+class BatchPadding(Strict):
+    """Batch padding of a vendor library: batches above ``above`` are padded up
+    to a multiple of ``multiple`` (Hexagon NN: above 4, to a multiple of 32)."""
+
+    above: int = Field(ge=1)
+    multiple: int = Field(ge=1)
+
+
+class LibrarySpec(Strict):
+    """How one kernel library (framework backend) performs on a processor.
+
+    Frameworks differ in kernel quality on the same hardware (MNN's training
+    kernels are not TFLite's inference kernels). A placement naming a library
+    (``Placement(..., library="mnn")``) looks efficiencies up in that library's
+    table first, with the usual key order, and falls back to the processor's
+    own table for keys the library table does not define; the other fields,
+    when given, replace the processor's. A placement naming a library the
+    processor has no table for uses the processor's own numbers.
+
+    Attributes:
+        efficiency: fraction of peak by op kind, ``op.pass``, category or
+            ``default``, nested per precision (as ``ProcessorSpec.efficiency``).
+        parallel_efficiency: each extra unit adds this fraction of one unit; a
+            mapping gives it per precision (``{fp32: 0.5, int8: 0.8}``; a
+            precision left out keeps the processor's).
+        dispatch_overhead: fixed cost per kernel (launch, synchronisation).
+        graph_setup: time to prepare one operator of a compute graph on this
+            processor (allocate its memory, build its op reference; FastRPC
+            calls on a DSP). The engine does not charge it by itself: policies
+            that model graph preparation read it.
+        memory_overlap: fraction of the shorter of a kernel's compute and memory
+            time hidden under the longer: 1 (the default roofline) for code that
+            prefetches or double-buffers (DMA ping-pong), 0 for code whose cache
+            misses stall an in-order core (the two add up).
+        source: where the numbers come from (fitted to what).
+    """
+
+    efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
+    parallel_efficiency: float | dict[str, float] | None = None
+    dispatch_overhead: Seconds | None = Field(default=None, ge=0)
+    graph_setup: Seconds | None = Field(default=None, ge=0)
+    memory_overlap: Fraction | None = Field(default=None, ge=0, le=1)
+    source: str | None = None
+
+    @field_validator("efficiency")
+    @classmethod
+    def _efficiency_keys(cls, value: dict) -> dict:
+        return ProcessorSpec._efficiency_keys(value)
+
+    @field_validator("parallel_efficiency")
+    @classmethod
+    def _parallel(cls, value):
+        entries = value.items() if isinstance(value, dict) else [("", value)]
+        for precision, fraction in entries:
+            if precision and precision not in PRECISIONS:
+                raise ValueError(f"unknown precision {precision!r}; expected "
+                                 f"{', '.join(PRECISIONS)}")
+            if fraction is not None and not 0 < fraction <= 1:
+                raise ValueError(f"parallel efficiency must be in (0, 1]; got {fraction!r}")
+        return value
+
+    def parallel(self, precision: str, default: float) -> float:
+        """The parallel efficiency for ``precision`` (``default`` when not given)."""
+        value = self.parallel_efficiency
+        if isinstance(value, dict):
+            return value.get(precision, default)
+        return default if value is None else value
+
+
+class ProcessorSpec(Strict):
+    """A processor: a CPU cluster, a GPU, a DSP or an NPU.
+
+    Attributes:
+        kind: cpu | gpu | dsp | npu.
+        core: the core or IP name (``cortex-a77``, ``adreno-650``, ``hexagon-698``).
+        units: cores of a cluster, HVX contexts of a DSP, 1 for a GPU.
+        opps: OPP table, ascending frequencies.
+        min_frequency: the OS floor (cpufreq ``scaling_min_freq``) no governor
+            goes below, as a phone's vendor kernel sets it; None: the lowest OPP.
+        ops_per_cycle: peak operations per cycle per unit by precision (2 per MAC);
+            a missing precision is unsupported on this processor.
+        efficiency: fraction of peak reached per op kind; keys are op kinds,
+            ``op.pass`` (``conv.bwd_weight``), categories (``elementwise``) or
+            ``default``; nested under a precision name to override for it.
+        memory_efficiency: fraction of each bandwidth reached, same keys.
+        parallel_efficiency: each extra unit adds this fraction of one unit.
+        dispatch_overhead: fixed cost per kernel launch / RPC call.
+        caches: private or processor-shared cache levels, nearest first.
+        shared_memories: names of device memories reached next, nearest first
+            (the last must be ``dram``).
+        dram_bandwidth: cap on this processor's own DRAM path.
+        unsupported_ops: op kinds this processor cannot run.
+        batch_padding: batch padding rule of its kernel library.
+        offload: present when the processor has its own address space.
+        memory_budget: memory available to kernels on this processor.
+        thermal_node: RC node its heat goes to.
+        power: its power model.
+        libraries: per kernel library (``mnn``, ``tflite``), how its kernels
+            perform here (:class:`LibrarySpec`).
+    """
+
+    kind: str
+    core: str = ""
+    units: int = Field(default=1, ge=1)
+    opps: list[OPP] = Field(min_length=1)
+    min_frequency: Hertz | None = Field(default=None, gt=0)
+    ops_per_cycle: dict[str, float]
+    efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
+    memory_efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
+    parallel_efficiency: Fraction = Field(default=1.0, gt=0, le=1)
+    dispatch_overhead: Seconds = Field(default=0.0, ge=0)
+    caches: list[CacheLevel] = Field(default_factory=list)
+    shared_memories: list[str] = Field(default_factory=lambda: ["dram"])
+    dram_bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
+    unsupported_ops: list[str] = Field(default_factory=list)
+    batch_padding: BatchPadding | None = None
+    offload: Offload | None = None
+    memory_budget: Bytes | None = Field(default=None, gt=0)
+    thermal_node: str
+    power: ProcessorPower
+    libraries: dict[str, LibrarySpec] = Field(default_factory=dict)
+    source: str | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, value: str) -> str:
+        if value not in PROCESSOR_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(PROCESSOR_KINDS)}")
+        return value
+
+    @field_validator("opps", mode="before")
+    @classmethod
+    def _opps(cls, value: object) -> object:
+        return [_parse_opp(v) for v in value] if isinstance(value, list) else value
+
+    @field_validator("opps")
+    @classmethod
+    def _ascending(cls, value: list[OPP]) -> list[OPP]:
+        for opp in value:
+            if opp.frequency <= 0 or opp.voltage <= 0:
+                raise ValueError("OPP frequencies and voltages must be positive")
+        freqs = [opp.frequency for opp in value]
+        if freqs != sorted(freqs) or len(set(freqs)) != len(freqs):
+            raise ValueError("OPP frequencies must be strictly ascending")
+        return value
+
+    @field_validator("min_frequency")
+    @classmethod
+    def _floor_within_opps(cls, value: float | None, info: ValidationInfo) -> float | None:
+        opps = info.data.get("opps")
+        if value is not None and opps and value > opps[-1].frequency * (1 + 1e-9):
+            raise ValueError(f"{value / 1e6:g} MHz is above the highest OPP "
+                             f"({opps[-1].frequency / 1e6:g} MHz)")
+        return value
+
+    @field_validator("ops_per_cycle")
+    @classmethod
+    def _precisions(cls, value: dict[str, float]) -> dict[str, float]:
+        for precision, ops in value.items():
+            _check_precision(precision)
+            if ops <= 0:
+                raise ValueError(f"ops_per_cycle.{precision} must be positive")
+        if not value:
+            raise ValueError("at least one precision is needed")
+        return value
+
+    @field_validator("efficiency", "memory_efficiency")
+    @classmethod
+    def _efficiency_keys(cls, value: dict) -> dict:
+        for key, entry in value.items():
+            if isinstance(entry, dict):
+                if key not in PRECISIONS:
+                    raise ValueError(f"nested table {key!r} must be a precision "
+                                     f"({', '.join(PRECISIONS)})")
+                for sub_key, sub in entry.items():
+                    _check_efficiency_entry(f"{key}.{sub_key}", sub_key, sub)
+            else:
+                _check_efficiency_entry(key, key, entry)
+        return value
+
+    @field_validator("unsupported_ops")
+    @classmethod
+    def _ops_known(cls, value: list[str]) -> list[str]:
+        for op in value:
+            if op not in OP_KINDS:
+                raise ValueError(f"unknown op kind {op!r}")
+        return value
+
+    @field_validator("shared_memories")
+    @classmethod
+    def _ends_in_dram(cls, value: list[str]) -> list[str]:
+        if not value or value[-1] != "dram":
+            raise ValueError("the last shared memory must be 'dram'")
+        return value
+
+
+def _check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; expected {', '.join(PRECISIONS)}")
+
+
+def _check_efficiency_entry(label: str, key: str, value: object) -> None:
+    from ..ops import CATEGORIES, PASSES
+
+    op, _, pass_ = key.partition(".")
+    if op != "default" and op not in OP_KINDS and op not in CATEGORIES:
+        raise ValueError(f"efficiency key {label!r}: unknown op kind or category {op!r}")
+    if pass_ and pass_ not in PASSES:
+        raise ValueError(f"efficiency key {label!r}: unknown pass {pass_!r}")
+    if not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise ValueError(f"efficiency {label!r} must be in (0, 1]; got {value!r}")
