@@ -309,7 +309,7 @@ def write_run_folder(folder: Path, run, outcome, versions: dict[str, str]) -> No
     Args:
         folder: the run's folder.
         run: the :class:`~simulator.experiment.RunSpec`.
-        outcome: the :class:`~simulator.runner.RunOutcome` (record, tables, traceback).
+        outcome: the :class:`~simulator.worker.RunOutcome` (record, tables, traceback).
         versions: package versions for ``run.json``.
     """
     folder.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 :func:`run_experiment` is the engine behind ``socsim run`` and
 :func:`simulator.run`. Runs execute on an executor (:mod:`simulator.executors`)
-through :func:`execute_run`, which never raises for a bad run: a failure
+through :func:`simulator.worker.execute_run`, which never raises for a bad run: a failure
 becomes a record with ``status: failed`` and the exception text (or
 ``status: oom`` for :class:`~simulator.errors.OutOfMemory`: running out of
 memory is a result, not a failure), and the
@@ -15,21 +15,17 @@ the per-run records, in run order, whatever executed them.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import sys
 import time
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from . import results as out_files
-from .engine.simulation import RunResult, simulate
-from .errors import ConfigError, OutOfMemory
+from .errors import ConfigError
 from .experiment import (
     RunSpec,
     apply_overrides,
@@ -39,52 +35,7 @@ from .experiment import (
     load_experiment,
 )
 from .library import PROJECT_ROOT
-from .spec.experiment import ExperimentSpec
-from .spec.yamlio import validate
-
-
-@dataclass
-class RunTask:
-    """What a worker needs for one run (picklable).
-
-    Attributes:
-        spec: the run (resolved config, seed, index, repeat, key).
-        base: folder that relative paths in the config resolve against.
-        run_dir: when set, the worker writes the run's folder there itself (local
-            process pools: the writing is spread over the workers) and returns
-            only the record.
-        versions: package versions for ``run.json`` (with ``run_dir``).
-        file: the experiment file, named by input errors found at run time.
-    """
-
-    spec: RunSpec
-    base: str
-    run_dir: str | None = None
-    versions: dict = field(default_factory=dict)
-    file: str | None = None
-
-
-@dataclass
-class RunOutcome:
-    """What a worker returns for one run.
-
-    Attributes:
-        record: the completion record (JSON-safe; becomes ``metrics.json``).
-        result: the simulation's tables, None when the run failed.
-        outputs: the run's ``outputs`` options (which files to write).
-        traceback: the formatted exception of a failed run.
-        wall_time_s: wall-clock seconds the run took.
-        host: ``hostname:pid`` of the worker.
-        written: the worker already wrote the run's folder (tables not returned).
-    """
-
-    record: dict
-    result: RunResult | None = None
-    outputs: dict = field(default_factory=dict)
-    traceback: str | None = None
-    wall_time_s: float = 0.0
-    host: str = ""
-    written: bool = False
+from .worker import RESULT_STATUSES, RunOutcome, RunTask, execute_run, failed_outcome, normalise
 
 
 @dataclass
@@ -109,75 +60,6 @@ class SweepResult:
     def failures(self) -> pd.DataFrame:
         """The rows of failed runs (``oom`` runs completed: they are results)."""
         return self.results[~self.results["status"].isin(RESULT_STATUSES)]
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
-    return " ".join(text.split())
-
-
-def _record(spec: RunSpec) -> dict:
-    return {"run": spec.index, "repeat": spec.repeat, "run_id": spec.run_id,
-            "seed": spec.seed, "key": spec.key, "params": out_files.jsonable(spec.params),
-            "status": "ok", "error": None, "metrics": {}}
-
-
-# Statuses of runs that completed: ``oom`` reports that the workload does not fit.
-RESULT_STATUSES = ("ok", "oom")
-
-
-def _out_of_memory(spec: RunSpec, exc: OutOfMemory) -> RunOutcome:
-    record = _record(spec)
-    record.update(status="oom", error=_one_line(exc), metrics={"oom": 1.0})
-    return RunOutcome(record=record)
-
-
-def _failed(spec: RunSpec, exc: BaseException, tb: str | None = None) -> RunOutcome:
-    record = _record(spec)
-    record.update(status="failed", error=_one_line(exc), error_type=type(exc).__name__)
-    return RunOutcome(record=record, traceback=tb or _one_line(exc))
-
-
-def _normalise(record: dict) -> dict:
-    # A JSON round trip makes in-memory records equal to the ones read back on resume.
-    return json.loads(json.dumps(record, default=str))
-
-
-def execute_run(task: RunTask) -> RunOutcome:
-    """Simulate one run; any exception becomes a failed record (never raises).
-
-    Args:
-        task: the run and its base folder.
-
-    Returns:
-        the run's outcome; ``record["metrics"]`` holds floats with units in names.
-    """
-    start = time.perf_counter()
-    spec = task.spec
-    try:
-        exp = validate(ExperimentSpec, spec.config)
-        result = simulate(exp, spec.seed, Path(task.base))
-        record = _record(spec)
-        record["metrics"] = out_files.metric_values(result.metrics)
-        outcome = RunOutcome(record=record, result=result, outputs=exp.outputs.model_dump())
-    except OutOfMemory as exc:
-        outcome = _out_of_memory(spec, exc)
-    except Exception as exc:  # a run fails alone; the sweep goes on
-        if isinstance(exc, ConfigError) and exc.file is None and task.file:
-            exc = exc.within(file=task.file)  # its YAML path is in the experiment
-        outcome = _failed(spec, exc, traceback.format_exc())
-    outcome.record = _normalise(outcome.record)
-    outcome.wall_time_s = time.perf_counter() - start
-    outcome.host = f"{socket.gethostname()}:{os.getpid()}"
-    if task.run_dir is not None:
-        out_files.write_run_folder(Path(task.run_dir), spec, outcome, task.versions)
-        outcome.result, outcome.traceback, outcome.written = None, None, True
-    elif outcome.result is not None and not (outcome.outputs.get("kernels")
-                                             or outcome.outputs.get("timeline")):
-        # Nobody will write the per-kernel tables: do not ship them back.
-        outcome.result.kernels = outcome.result.kernels.iloc[0:0]
-        outcome.result.transfers = outcome.result.transfers.iloc[0:0]
-    return outcome
 
 
 def _load(experiment: str | Path | dict, overrides: dict[str, Any]
@@ -308,8 +190,8 @@ class _SweepState:
             for position, outcome in executor.map_unordered(execute_run, tasks):
                 run = pending[position]
                 if isinstance(outcome, BaseException):
-                    outcome = _failed(run, outcome)
-                    outcome.record = _normalise(outcome.record)
+                    outcome = failed_outcome(run, outcome)
+                    outcome.record = normalise(outcome.record)
                 self.add(run, outcome)
                 if outcome.record["status"] not in RESULT_STATUSES:
                     message = f"run {run.run_id} failed: {outcome.record['error']}"

@@ -31,7 +31,7 @@ PACKAGES = ("simulator", "policies", "workloads", "validation")
 # registries) and that the core must not import.
 APP = ("simulator.cli", "simulator.__main__", "simulator.runner", "simulator.experiment",
        "simulator.executors", "simulator.results", "simulator.plots", "simulator.timeline",
-       "simulator.scoreboard", "simulator.importers")
+       "simulator.scoreboard", "simulator.importers", "simulator.worker")
 # ``import simulator`` is the Python API (``simulator.run`` runs experiments): app layer,
 # though its sub-packages are not
 APP_PACKAGE = "simulator"
