@@ -30,9 +30,10 @@ import pandas as pd
 
 from simulator.errors import ConfigError
 from simulator.ops import PRECISIONS
-from simulator.trace import BYTES_PER_ELEMENT, Trace, save_trace, trace_from_table
+from simulator.trace import Trace, save_trace, trace_from_table
 
 from . import ImporterWarning, importer
+from .onnx_graph import Graph, attr, fix_input_dims, graph_facts, infer_precision
 
 # op_type -> trace op kind; Conv, Gemm, MatMul and Gather are decided per node.
 KINDS = {
@@ -64,8 +65,6 @@ PER_ELEMENT = {
     "LayerNormalization": 8, "QuantizeLinear": 2, "DequantizeLinear": 2,
 }
 _SHAPE_OPS = ("Shape", "Size")
-_PRECISION_OF_DTYPE = {"float32": "fp32", "float64": "fp32", "float16": "fp16",
-                       "bfloat16": "fp16", "int8": "int8", "uint8": "int8"}
 
 
 @dataclass
@@ -81,131 +80,18 @@ class OnnxImport:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _Graph:
-    """Tensor facts after shape inference: shapes, element sizes, constants."""
-
-    shapes: dict[str, tuple[int, ...]]
-    itemsize: dict[str, int]
-    constants: set[str]
-    default_itemsize: int
-
-    def numel(self, name: str) -> int | None:
-        shape = self.shapes.get(name)
-        return None if shape is None else math.prod(shape)
-
-    def nbytes(self, name: str) -> int | None:
-        numel = self.numel(name)
-        return None if numel is None else numel * self.itemsize.get(name,
-                                                                    self.default_itemsize)
-
-
-def _attr(node, name: str, default=None):
-    import onnx
-
-    for attribute in node.attribute:
-        if attribute.name == name:
-            return onnx.helper.get_attribute_value(attribute)
-    return default
-
-
-def _fix_input_dims(model, batch: int | None, dims: dict[str, int]) -> list[str]:
-    """Give symbolic graph-input dims a size in place: axis 0 -> ``batch`` (default 1),
-    named dims -> ``dims``; returns warnings."""
-    notes: list[str] = []
-    sizes = {"batch": batch, **{f"dims[{k!r}]": v for k, v in dims.items()}}
-    for option, value in sizes.items():
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                                  or value < 1):
-            raise ConfigError(f"option {option} must be a positive integer; got {value!r}")
-    constants = {init.name for init in model.graph.initializer}
-    fixed_batch = False
-    for value in model.graph.input:
-        if value.name in constants or not value.type.HasField("tensor_type"):
-            continue
-        for axis, dim in enumerate(value.type.tensor_type.shape.dim):
-            if dim.HasField("dim_value"):
-                continue
-            param = dim.dim_param or "?"
-            if param in dims:
-                dim.dim_value = dims[param]
-            elif axis == 0:
-                dim.dim_value = 1 if batch is None else batch
-                fixed_batch = True
-                if batch is None:
-                    notes.append(f"input {value.name!r}: dynamic batch dim {param!r} "
-                                 "taken as 1 (set option batch)")
-            else:
-                raise ConfigError(f"input {value.name!r} has symbolic dim {param!r} at axis "
-                                  f"{axis}; give its size with option dims={{{param!r}: N}}")
-    if batch is not None and not fixed_batch:
-        notes.append(f"option batch={batch} ignored: no graph input has a dynamic batch dim")
-    return notes
-
-
-def _dtype(elem_type: int):
-    """The numpy dtype of an ONNX element type, or None (undefined or exotic)."""
-    import onnx
-
-    try:
-        return onnx.helper.tensor_dtype_to_np_dtype(elem_type) if elem_type else None
-    except (KeyError, ValueError, TypeError):
-        return None
-
-
-def _graph_facts(model, precision: str) -> _Graph:
-    shapes: dict[str, tuple[int, ...]] = {}
-    itemsize: dict[str, int] = {}
-
-    def note(name: str, elem_type: int, dims) -> None:
-        dtype = _dtype(elem_type)
-        if dtype is not None:
-            itemsize[name] = dtype.itemsize
-        if dims is not None:
-            shapes[name] = tuple(int(d) for d in dims)
-
-    graph = model.graph
-    for value in [*graph.input, *graph.value_info, *graph.output]:
-        tensor = value.type.tensor_type
-        known = tensor.HasField("shape") and all(d.HasField("dim_value")
-                                                 for d in tensor.shape.dim)
-        note(value.name, tensor.elem_type,
-             [d.dim_value for d in tensor.shape.dim] if known else None)
-    constants = set()
-    for init in graph.initializer:
-        note(init.name, init.data_type, init.dims)
-        constants.add(init.name)
-    for node in graph.node:
-        if node.op_type == "Constant" and _attr(node, "value") is not None:
-            tensor = _attr(node, "value")
-            note(node.output[0], tensor.data_type, tensor.dims)
-            constants.add(node.output[0])
-    return _Graph(shapes, itemsize, constants, BYTES_PER_ELEMENT[precision])
-
-
-def _infer_precision(model) -> str:
-    """The precision holding most initializer bytes (weights), fp32 when none."""
-    totals: dict[str, int] = {}
-    for init in model.graph.initializer:
-        dtype = _dtype(init.data_type)
-        precision = _PRECISION_OF_DTYPE.get(dtype.name) if dtype is not None else None
-        if precision:
-            totals[precision] = totals.get(precision, 0) + math.prod(init.dims) * dtype.itemsize
-    return max(sorted(totals), key=totals.get) if totals else "fp32"
-
-
-def _folded(node, graph: _Graph) -> bool:
+def _folded(node, graph: Graph) -> bool:
     """Whether a node only computes constants (see the module docstring)."""
     if node.op_type in _SHAPE_OPS:
         return bool(node.input) and node.input[0] in graph.shapes
     return all(name in graph.constants for name in node.input if name)
 
 
-def _kind(node, graph: _Graph) -> str | None:
+def _kind(node, graph: Graph) -> str | None:
     op = node.op_type
     if op in _CONV_LIKE:
         x = graph.shapes.get(node.input[0], ())
-        group = _attr(node, "group", 1)
+        group = attr(node, "group", 1)
         # Depthwise: one group per input channel (the depth multiplier may be > 1).
         return "dwconv" if group > 1 and len(x) > 1 and group == x[1] else "conv"
     if op in _MATMUL_LIKE:
@@ -216,7 +102,7 @@ def _kind(node, graph: _Graph) -> str | None:
     return KINDS.get(op)
 
 
-def _flops(node, graph: _Graph) -> int | None:
+def _flops(node, graph: Graph) -> int | None:
     """Operations of one node from its tensor shapes (None if a shape is unknown)."""
     op, shapes = node.op_type, graph.shapes
     out = graph.numel(node.output[0]) if node.output else None
@@ -229,19 +115,19 @@ def _flops(node, graph: _Graph) -> int | None:
         a = shapes.get(node.input[0])
         if a is None or out is None:
             return None
-        k = a[0] if op == "Gemm" and _attr(node, "transA", 0) else a[-1]
+        k = a[0] if op == "Gemm" and attr(node, "transA", 0) else a[-1]
         return 2 * out * k
     if op in ("MaxPool", "AveragePool"):
-        return None if out is None else out * math.prod(_attr(node, "kernel_shape", [1]))
+        return None if out is None else out * math.prod(attr(node, "kernel_shape", [1]))
     if op in ("GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax"):
         return graph.numel(node.input[0])
     if op == "LRN":
-        return None if out is None else out * int(_attr(node, "size", 1))
+        return None if out is None else out * int(attr(node, "size", 1))
     if op == "LSTM":
         x, w = shapes.get(node.input[0]), shapes.get(node.input[1])
         if x is None or w is None:
             return None
-        seq, batch = (x[0], x[1]) if not _attr(node, "layout", 0) else (x[1], x[0])
+        seq, batch = (x[0], x[1]) if not attr(node, "layout", 0) else (x[1], x[0])
         directions, gates, inputs = w
         # Four gate products per step: (input + hidden) x 4H, 2 ops per MAC.
         return 2 * seq * batch * directions * gates * (inputs + gates // 4)
@@ -250,7 +136,7 @@ def _flops(node, graph: _Graph) -> int | None:
     return 0
 
 
-def _shape_columns(node, kind: str, graph: _Graph) -> dict[str, int]:
+def _shape_columns(node, kind: str, graph: Graph) -> dict[str, int]:
     """Batch/channel/spatial columns for NCHW (rank 4) and [N, C] (rank 2) tensors."""
     x = graph.shapes.get(node.input[0], ()) if node.input else ()
     y = graph.shapes.get(node.output[0], ()) if node.output else ()
@@ -265,13 +151,13 @@ def _shape_columns(node, kind: str, graph: _Graph) -> dict[str, int]:
                        out_w=y[3] if len(y) == 4 else 1)
     if kind in ("fc", "matmul") and x and y:
         columns.update(batch=math.prod(y[:-1]), in_channels=x[-1], out_channels=y[-1])
-    kernel = _attr(node, "kernel_shape")
+    kernel = attr(node, "kernel_shape")
     if kernel is None and kind in ("conv", "dwconv", "deconv"):
         kernel = graph.shapes.get(node.input[_CONV_LIKE.get(node.op_type, 1)], ())[2:]
     if kernel:
-        columns.update(kernel=int(kernel[0]), stride=int((_attr(node, "strides") or [1])[0]))
+        columns.update(kernel=int(kernel[0]), stride=int((attr(node, "strides") or [1])[0]))
     if kind in ("conv", "dwconv", "deconv"):
-        columns["groups"] = int(_attr(node, "group", 1))
+        columns["groups"] = int(attr(node, "group", 1))
     return columns
 
 
@@ -300,13 +186,13 @@ def onnx_to_trace(model, *, batch: int | None = None, dims: dict[str, int] | Non
                           f"got {precision!r}")
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    notes = _fix_input_dims(copy, batch, dims or {})
+    notes = fix_input_dims(copy, batch, dims or {})
     try:
         inferred = onnx.shape_inference.infer_shapes(copy, data_prop=True)
     except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
         raise ConfigError(f"ONNX shape inference failed: {exc}") from None
-    precision = precision or _infer_precision(inferred)
-    graph = _graph_facts(inferred, precision)
+    precision = precision or infer_precision(inferred)
+    graph = graph_facts(inferred, precision)
     used = {n for node in inferred.graph.node for n in node.input}
     used.update(value.name for value in inferred.graph.output)
     producers: dict[str, tuple[int, ...]] = {}
