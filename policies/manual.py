@@ -41,15 +41,12 @@ class Manual(Policy):
                                   path=f"shares.{job}")
 
     def plan(self, job: Job) -> Plan:
-        system = self.context.system
         units = {}
         for name in {self.default, *self.ops.values(), *self.kernels.values(), *self.cores}:
             try:
-                device, local = system.resolve(name, job.device)
+                units[name] = self.cores.get(name, self.context.units(name, job.device))
             except KeyError as err:
                 raise ConfigError(str(err.args[0])) from None
-            spec = system.device(device).spec.processors()[local]
-            units[name] = self.cores.get(name, spec.units)
         table = job.trace.table
         share = self.shares.get(job.name, 1.0)
         placements = []

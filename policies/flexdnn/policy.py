@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.engine.control import Pacer
 from simulator.errors import ConfigError
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 from workloads.early_exit.difficulty import (
@@ -171,7 +170,7 @@ class FlexDNN(Policy):
         self._video = DifficultyProcess(rng[0], self.correlation, trace)
         self._profiling = DifficultyProcess(rng[1], self.correlation, trace).sample(
             self.profile_frames)
-        context.system.device().env.process(self._start())
+        context.start(self._start())
 
     # -- planning ------------------------------------------------------------
     def plan(self, job: Job) -> Plan:
@@ -208,7 +207,7 @@ class FlexDNN(Policy):
 
     def _row_times(self, trace, units: int) -> list[float]:
         """Kernel times alone on the processor at the top OPP, per row of ``trace``."""
-        dummy = Job(name="profile", trace=trace, device=self.context.system.default)
+        dummy = Job(name="profile", trace=trace, device=self.context.default_device)
         return [self.context.duration(dummy, row, self.processor, units)
                 for row in range(len(trace))]
 
@@ -272,24 +271,23 @@ class FlexDNN(Policy):
         """SimPy process at time 0: pace the camera and watch frame latencies."""
         self.adaptations = 0
         self._smoothed = None
-        env = self.context.system.device().env
         if self._job is None:
             return
-        runner = self.context.runners[self._job]
+        handle = self.context.job(self._job)
         if self.camera_fps:
-            Pacer(runner, 1.0 / self.camera_fps)
+            handle.pace(1.0 / self.camera_fps)
         if self.adapt:
-            runner.control.listeners.append(self._observe)
+            handle.on_iteration(self._observe)
         for when, share in self._shares:
-            if when > env.now:
-                yield env.timeout(when - env.now)
-            runner.set_share(share, self.processor)
+            if when > self.context.now:
+                yield self.context.timeout(when - self.context.now)
+            handle.set_share(share, self.processor)
 
-    def _observe(self, runner) -> None:
+    def _observe(self, handle) -> None:
         """Re-pick the depth cap from the profile after each frame (see module docstring)."""
-        start, end = runner.iteration_times[-1]
+        start, end = handle.iteration_times[-1]
         latency = end - start
-        taken, _ = self._frames[len(runner.iteration_times) - 1]
+        taken, _ = self._frames[len(handle.iteration_times) - 1]
         expected = self._frame_compute(taken)
         ratio = latency / expected if expected > 0 else 1.0
         w = self.smoothing

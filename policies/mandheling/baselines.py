@@ -51,7 +51,7 @@ class CpuTraining(Policy):
 
     def plan(self, job: Job) -> Plan:
         trace = serialize(self.training_trace(job))
-        pin_frequency(self.context.system.device(job.device), self.cpu_freq)
+        pin_frequency(self.context, job.device, self.cpu_freq)
         pool = thread_pool(self.context.processors(job.device), self.cpu, self.library)
         if len(pool) == 1:
             return Plan([pool[0][0]] * len(trace), trace=trace)

@@ -77,14 +77,14 @@ def thread_pool(specs: dict, cpu: str, library: str | None) -> list[tuple[Placem
     return parts
 
 
-def pin_frequency(device, cpu_freq: str) -> None:
+def pin_frequency(context, device: str, cpu_freq: str) -> None:
     """Set every CPU cluster of ``device`` to ``cpu_freq`` (``governor``: leave it)."""
     if cpu_freq == "governor":
         return
-    for local in device.domains:
+    for local in context.processors(device):
         if local.startswith("cpu."):
             governor = Performance() if cpu_freq == "max" else Powersave()
-            device.set_governor(local, governor)
+            context.pin_governor(local, governor, device)
 
 
 def thread_share(record: dict, fraction: float) -> dict:

@@ -107,7 +107,7 @@ class Mandheling(Policy):
         if DSP not in specs:
             raise ConfigError("mandheling needs a SoC with a 'dsp'")
         dsp = specs[DSP]
-        pin_frequency(self.context.system.device(job.device), self.cpu_freq)
+        pin_frequency(self.context, job.device, self.cpu_freq)
         pool = thread_pool(specs, self.cpu, self.library)
         rewrite = Rewrite(integer_trace(job, self.algorithm, require_dsp_support=True))
         groups = find_groups(rewrite) if self.adaptive_rescaling else []

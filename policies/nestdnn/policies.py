@@ -145,11 +145,11 @@ class AppMix(Policy):
             raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
                               f"{', '.join(specs)}", path="processor")
         profiles = load_profiles(self.profile)
-        self._profiles = profile_latencies(profiles, context.system.device().spec,
+        self._profiles = profile_latencies(profiles, context.soc(),
                                            self.processor, self.cores)
         self.rng = context.rng.spawn(1)[0]
         self.manager: AppManager | None = None
-        context.system.device().env.process(self._run())
+        context.start(self._run())
 
     def plan(self, job: Job) -> Plan:
         options = job.params.get("options") or {}

@@ -60,7 +60,7 @@ class NestDNNSwitching(Policy):
         self.page_in = self.page_out = 0.0
         self.done = 0
         self.end = 0.0
-        context.system.device().env.process(self._run())
+        context.start(self._run())
 
     def plan(self, job: Job) -> Plan:
         options = job.params.get("options") or {}
@@ -72,11 +72,10 @@ class NestDNNSwitching(Policy):
         return Plan([Placement(self.processor)] * len(job.trace))
 
     def _run(self):
-        env = self.context.system.device().env
-        storage = self.context.system.device().storage
-        runners = self.context.runners
-        for runner in runners.values():
-            runner.control.suspend()  # the benchmark runs no inference
+        storage = self.context.storage()
+        handles = self.context.jobs()
+        for handle in handles:
+            handle.suspend()  # the benchmark runs no inference
         jobs = sorted(self._apps)
         sizes = {job: [d.memory for d in self._profiles[self._apps[job]].descendants]
                  for job in jobs}
@@ -94,14 +93,14 @@ class NestDNNSwitching(Policy):
                 if storage is None:
                     raise ConfigError("nestdnn-switching needs a SoC with storage "
                                       "(storage: in the SoC file)")
-                done = env.event()
+                done = self.context.event()
                 storage.read(traffic.page_in, done.succeed, f"{job}: switch to {target}")
                 yield done
             resident[job] = target
             self.done += 1
-        self.end = env.now
-        for runner in runners.values():
-            runner.control.stop()
+        self.end = self.context.now
+        for handle in handles:
+            handle.stop()
 
     def metrics(self, result, iterations) -> dict[str, float]:
         energy = result.metrics.get("energy_j", 0.0)

@@ -115,14 +115,13 @@ class DXenos(Policy):
 
     # -- set-up -----------------------------------------------------------------
     def _boards(self, job: Job) -> list[str]:
-        system = self.context.system
-        boards = list(self.boards or [job.device, *(d for d in system.devices
-                                                    if d != job.device)])
+        devices = self.context.devices()
+        boards = list(self.boards or [job.device, *(d for d in devices if d != job.device)])
         for board in boards:
-            if board not in system.devices:
+            if board not in devices:
                 raise ConfigError(f"unknown device {board!r}; devices are "
-                                  f"{', '.join(system.devices)}", path="boards")
-            if self.processor not in system.devices[board].processors:
+                                  f"{', '.join(devices)}", path="boards")
+            if self.processor not in self.context.processors(board):
                 raise ConfigError(f"device {board!r} has no processor {self.processor!r}",
                                   path="processor")
         return boards
@@ -165,12 +164,12 @@ class DXenos(Policy):
                 valid = self._valid(record, count)
                 out.append(self.partition if self.partition in valid else valid[0])
             return out
-        device = self.context.system.device(job.device)
-        frequency = device.spec.processors()[self.processor].opps[-1].frequency
+        frequency = self.context.processor_spec(self.processor, job.device).opps[-1].frequency
+        cost_model = self.context.cost_model(job.device)
         op_time: dict[tuple[int, str], float] = {}
         for row, record in enumerate(records):
             for axis in self._valid(record, count):
-                op_time[row, axis] = max(operator_time(device.cost_model, part,
+                op_time[row, axis] = max(operator_time(cost_model, part,
                                                        self.processor, cfg, frequency)
                                          for part in split(record, count, axis))
 
@@ -217,13 +216,12 @@ class DXenos(Policy):
     # -- the plan ------------------------------------------------------------------
     def plan(self, job: Job) -> Plan:
         boards = self._boards(job)
-        device = self.context.system.device(job.device)
-        specs = device.spec.processors()
+        specs = self.context.processors(job.device)
         if self.processor not in specs:
             raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
                               f"{', '.join(specs)}", path="processor")
-        cfg = config_for(specs[self.processor], device.spec, None, self.horizontal,
-                         self.l2_fraction)
+        cfg = config_for(specs[self.processor], self.context.soc(job.device), None,
+                         self.horizontal, self.l2_fraction)
         trace = prepare(job.trace, self.vertical, cfg.units)
         axes = self._axes = self._choose(job, trace, boards, cfg)
         records = trace.table.to_dict("records")

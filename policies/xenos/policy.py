@@ -72,13 +72,12 @@ class Xenos(Policy):
         self._plans: dict[str, Plan] = {}
 
     def plan(self, job: Job) -> Plan:
-        device = self.context.system.device(job.device)
-        specs = device.spec.processors()
+        specs = self.context.processors(job.device)
         if self.processor not in specs:
             raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
                               f"{', '.join(specs)}", path="processor")
-        cfg = config_for(specs[self.processor], device.spec, self.units, self.horizontal,
-                         self.l2_fraction)
+        cfg = config_for(specs[self.processor], self.context.soc(job.device), self.units,
+                         self.horizontal, self.l2_fraction)
         trace = prepare(job.trace, self.vertical, cfg.units)
         rw = Rewriter(trace)
         for row in range(len(trace)):
@@ -115,8 +114,8 @@ def add_traffic(context, result, plans: dict[str, Plan], period: float | None) -
         return
     kernels = result.kernels
     for job, plan in plans.items():
-        runner = context.runners.get(job)
-        device = runner.job.device if runner is not None else context.system.default
+        handles = {handle.name: handle for handle in context.jobs()}
+        device = handles[job].device if job in handles else context.default_device
         context.samples.extend(traffic_samples(kernels[kernels["job"] == job],
-                                               plan.placements, plan.trace, context.system,
+                                               plan.placements, plan.trace, context,
                                                device, period))

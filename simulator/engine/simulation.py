@@ -144,8 +144,7 @@ class Simulation:
                 self.runners.append(JobRunner(self.env, self.system, job, plan, self._audit))
             except ConfigError as err:
                 raise err.within(prefix="policy") from None
-        self.context.runners.update(
-            {job.name: runner for job, runner in zip(self.jobs, self.runners)})
+        self.context.attach({job.name: runner for job, runner in zip(self.jobs, self.runners)})
         return self
 
     def run(self) -> Simulation:
