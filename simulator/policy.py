@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 
 from .errors import ConfigError
+from .params import as_written, validated
 from .policy_context import PolicyContext
 from .registry import Registry
 
@@ -175,6 +176,13 @@ class Policy:
     name: str = ""
     conformance: dict = {"params": {}, "workload": {"model": "lenet5", "batch": 4}}
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # the constructor's annotated signature is the parameters' schema
+        # (simulator.params): every construction checks the arguments it is given
+        if "__init__" in cls.__dict__:
+            cls.__init__ = validated(cls.__dict__["__init__"])
+
     def bind(self, context: PolicyContext) -> None:
         """Receive the run's context once, before any planning.
 
@@ -228,11 +236,12 @@ class Policy:
         return {}
 
     def params(self) -> dict:
-        """The constructor parameters (for records)."""
+        """The constructor parameters as given (for records; quantities as written)."""
         import inspect
 
         names = inspect.signature(type(self).__init__).parameters
-        return {n: getattr(self, n) for n in names if n != "self" and hasattr(self, n)}
+        return {n: as_written(getattr(self, n)) for n in names
+                if n != "self" and hasattr(self, n)}
 
 
 def make_policy(config: dict, path: str = "policy") -> Policy:

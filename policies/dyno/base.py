@@ -22,10 +22,14 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 
+from pydantic import Field
+
 from simulator.errors import ConfigError
+from simulator.params import PositiveInt
 from simulator.policy import IterationReport, Job, Placement, Plan, Policy
 from workloads.splits.profile import RAW, SplitProfile
 
@@ -34,6 +38,9 @@ from .profiler import Profiler
 from .report import run_metrics
 
 DEFAULT_BITS = (3, 4, 5, 6, 7, 8, 32)
+# parameter types shared by the split-inference policies (simulator.params)
+Cores = PositiveInt | None
+Reinvoke = Annotated[float, Field(ge=0, lt=1)]
 
 
 @dataclass
@@ -68,11 +75,6 @@ class SplitInference(Policy):
     def _configure(self, client: str, client_cores: int | None, packer: str | None,
                    server: str, unpacker: str | None, accuracy_table: str | None,
                    activations: str | None, reinvoke: float = 0.05) -> None:
-        if client_cores is not None and (not isinstance(client_cores, int) or client_cores < 1):
-            raise ConfigError(f"must be a positive integer; got {client_cores!r}",
-                              path="client_cores")
-        if not 0 <= reinvoke < 1:
-            raise ConfigError(f"must be in [0, 1); got {reinvoke!r}", path="reinvoke")
         self.client, self.client_cores, self.packer = client, client_cores, packer
         self.server, self.unpacker = server, unpacker
         self.accuracy_table, self.activations = accuracy_table, activations

@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from simulator.errors import ConfigError
 from simulator.policy import Placement, Plan
 from workloads.lifecycle import KILL, PRIORITY, START, LifecycleEvent
 from workloads.multicapacity.profile import AppProfile
@@ -117,9 +116,6 @@ class AppManager:
         self.scheme = scheme
         self.max_inferences = max_inferences
         self.frame_interval = 1.0 / camera_fps if camera_fps else None
-        if sharing not in SHARING:
-            raise ConfigError(f"sharing must be one of {', '.join(SHARING)}; got {sharing!r}",
-                              path="sharing")
         self.sharing = sharing
         self.alpha = alpha
         self._cost = (0.0, 0.0)  # (sum, max) of the apps' costs since the last decision

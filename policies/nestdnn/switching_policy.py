@@ -16,11 +16,14 @@ Metrics: ``switches``, ``page_in_mb``, ``page_out_mb``, ``switching_time_s``,
 from __future__ import annotations
 
 from simulator.errors import ConfigError
+from simulator.params import NonNegativeInt, one_of
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 from workloads.multicapacity.profile import load_profiles
 from workloads.multicapacity.switching import SCHEMES, switch_traffic
 
 from .manager import MB
+
+Scheme = one_of(SCHEMES)
 
 
 @POLICIES.register("nestdnn-switching")
@@ -40,13 +43,8 @@ class NestDNNSwitching(Policy):
                    "workload": {"name": "VS", "model": "multicapacity",
                                 "options": {"app": "VS"}}}
 
-    def __init__(self, switches: int = 250, scheme: str = "multi-capacity",
+    def __init__(self, switches: NonNegativeInt = 250, scheme: Scheme = "multi-capacity",
                  profile: str = "nestdnn", processor: str = "cpu.big"):
-        if not isinstance(switches, int) or switches < 0:
-            raise ConfigError("switches must be an integer >= 0", path="switches")
-        if scheme not in SCHEMES:
-            raise ConfigError(f"scheme must be one of {', '.join(SCHEMES)}; got {scheme!r}",
-                              path="scheme")
         self.switches = switches
         self.scheme = scheme
         self.profile = profile

@@ -31,16 +31,23 @@ is ``xenos``.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 from simulator.errors import ConfigError
+from simulator.params import PositiveSeconds, one_of
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 
 from ..rewrite import Rewriter
 from .dos import POSITION_LOCAL, RECURRENT, config_for, emit_operator, operator_time
 from .partition import AXES, CHANNEL_LOCAL, extent, split
-from .policy import add_traffic, parse_period, prepare
+from .policy import L2Fraction, add_traffic, prepare, seconds
 
 PARTITIONS = (*AXES, "mixed")
 SYNCS = ("ps", "ring")
+Partition = one_of(PARTITIONS)
+Sync = one_of(SYNCS)
 WINDOWED = ("conv", "dwconv", "deconv", "maxpool", "avgpool")
 
 
@@ -89,18 +96,10 @@ class DXenos(Policy):
     conformance = {"params": {"processor": "cpu.silver"},
                    "workload": {"model": "lenet5", "batch": 1}}
 
-    def __init__(self, boards: list[str] | None = None, partition: str = "mixed",
-                 sync: str = "ring", processor: str = "dsp", horizontal: bool = True,
-                 vertical: bool = True, l2_fraction: float = 0.5,
-                 traffic_period: str | None = None):
-        if partition not in PARTITIONS:
-            raise ConfigError(f"partition must be one of {', '.join(PARTITIONS)}; "
-                              f"got {partition!r}", path="partition")
-        if sync not in SYNCS:
-            raise ConfigError(f"sync must be one of {', '.join(SYNCS)}; got {sync!r}",
-                              path="sync")
-        if boards is not None and (not isinstance(boards, list) or not boards):
-            raise ConfigError("boards must be a non-empty list of device names", path="boards")
+    def __init__(self, boards: Annotated[list[str], Field(min_length=1)] | None = None,
+                 partition: Partition = "mixed", sync: Sync = "ring",
+                 processor: str = "dsp", horizontal: bool = True, vertical: bool = True,
+                 l2_fraction: L2Fraction = 0.5, traffic_period: PositiveSeconds | None = None):
         self.boards = boards
         self.partition = partition
         self.sync = sync
@@ -109,7 +108,7 @@ class DXenos(Policy):
         self.vertical = bool(vertical)
         self.l2_fraction = float(l2_fraction)
         self.traffic_period = traffic_period
-        self._period = parse_period(traffic_period)
+        self._period = seconds(traffic_period)
         self._plans: dict[str, Plan] = {}
         self._axes: list[str] = []
 
