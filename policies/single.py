@@ -43,11 +43,7 @@ class Single(Policy):
         self.fallback = fallback
 
     def _spec(self, job: Job, processor: str):
-        specs = self.context.processors(job.device)
-        if processor not in specs:
-            raise ConfigError(f"unknown processor {processor!r}; this SoC has "
-                              f"{', '.join(specs)}", path="processor")
-        return specs[processor]
+        return self.context.require_processor(processor, job.device)
 
     def _pool(self, job: Job) -> list[tuple[Placement, float]]:
         """(placement, work fraction) per cluster used."""

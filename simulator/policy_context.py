@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .engine.job_handle import JobHandle
+from .errors import ConfigError
 
 if TYPE_CHECKING:
     import simpy
@@ -114,6 +115,19 @@ class PolicyContext:
     def processors(self, device: str | None = None) -> dict[str, ProcessorSpec]:
         """Processor specs of ``device`` by dotted local name (``cpu.gold``, ``dsp``)."""
         return self.system.device(device).spec.processors()
+
+    def require_processor(self, name: str, device: str | None = None,
+                          path: str = "processor") -> ProcessorSpec:
+        """The spec of local processor ``name`` of ``device`` (a policy parameter).
+
+        Raises:
+            ConfigError: no such processor on that SoC (at ``path``, the parameter).
+        """
+        specs = self.processors(device)
+        if name not in specs:
+            raise ConfigError(f"unknown processor {name!r}; this SoC has "
+                              f"{', '.join(specs)}", path=path)
+        return specs[name]
 
     def resolve(self, processor: str, device: str | None = None) -> tuple[str, str]:
         """``(device, local name)`` of ``processor`` (``server:gpu`` or a local name on

@@ -69,9 +69,7 @@ class Cappuccino(Policy):
     def _processor_sets(self, job: Job, mode: str, est: Estimator) -> list[list[Placement]]:
         names = list(self.processors or est.specs)
         for name in names:
-            if name not in est.specs:
-                raise ConfigError(f"unknown processor {name!r}; this SoC has "
-                                  f"{', '.join(est.specs)}", path="processors")
+            self.context.require_processor(name, job.device, path="processors")
         library = f"renderscript-{mode}"
         cpus = [Placement(n, est.specs[n].units, library=library)
                 for n in names if n.startswith("cpu.")]

@@ -153,9 +153,7 @@ class FlexDNN(Policy):
 
     def bind(self, context) -> None:
         super().bind(context)
-        if self.processor not in context.processors():
-            raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
-                              f"{', '.join(context.processors())}", path="processor")
+        context.require_processor(self.processor)
         trace = load_difficulty_trace(self.difficulty) if self.difficulty else None
         rng = (context.rng.spawn(2) if self.video_seed is None
                else np.random.default_rng(self.video_seed).spawn(2))

@@ -129,10 +129,7 @@ class AppMix(Policy):
     # -- binding and planning ---------------------------------------------------
     def bind(self, context) -> None:
         super().bind(context)
-        specs = context.processors()
-        if self.processor not in specs:
-            raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
-                              f"{', '.join(specs)}", path="processor")
+        context.require_processor(self.processor)
         profiles = load_profiles(self.profile)
         self._profiles = profile_latencies(profiles, context.soc(),
                                            self.processor, self.cores)

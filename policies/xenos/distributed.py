@@ -215,11 +215,8 @@ class DXenos(Policy):
     # -- the plan ------------------------------------------------------------------
     def plan(self, job: Job) -> Plan:
         boards = self._boards(job)
-        specs = self.context.processors(job.device)
-        if self.processor not in specs:
-            raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
-                              f"{', '.join(specs)}", path="processor")
-        cfg = config_for(specs[self.processor], self.context.soc(job.device), None,
+        spec = self.context.require_processor(self.processor, job.device)
+        cfg = config_for(spec, self.context.soc(job.device), None,
                          self.horizontal, self.l2_fraction)
         trace = prepare(job.trace, self.vertical, cfg.units)
         axes = self._axes = self._choose(job, trace, boards, cfg)

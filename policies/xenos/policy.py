@@ -14,7 +14,6 @@ from typing import Annotated
 
 from pydantic import Field
 
-from simulator.errors import ConfigError
 from simulator.params import PositiveInt, PositiveSeconds
 from simulator.policy import POLICIES, Job, Plan, Policy
 
@@ -76,11 +75,8 @@ class Xenos(Policy):
         self._plans: dict[str, Plan] = {}
 
     def plan(self, job: Job) -> Plan:
-        specs = self.context.processors(job.device)
-        if self.processor not in specs:
-            raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
-                              f"{', '.join(specs)}", path="processor")
-        cfg = config_for(specs[self.processor], self.context.soc(job.device), self.units,
+        spec = self.context.require_processor(self.processor, job.device)
+        cfg = config_for(spec, self.context.soc(job.device), self.units,
                          self.horizontal, self.l2_fraction)
         trace = prepare(job.trace, self.vertical, cfg.units)
         rw = Rewriter(trace)
