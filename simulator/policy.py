@@ -2,10 +2,13 @@
 
 A policy is a class registered by name in :data:`POLICIES`. Its constructor
 takes explicit keyword parameters (they come from the experiment's ``policy:``
-mapping, so they can be listed, recorded and swept). The engine then calls
+mapping, so they can be listed, recorded and swept); their annotations are
+their schema, checked on every construction (:mod:`simulator.params`). The
+engine then calls
 
-1. :meth:`Policy.bind` once with a :class:`PolicyContext` (the system, cost
-   models, the run's random generator), and
+1. :meth:`Policy.bind` once with a :class:`PolicyContext` (processor specs,
+   cost estimates, job handles, the run's random generator:
+   :mod:`simulator.policy_context`), and
 2. :meth:`Policy.plan` once per job (one workload on one device), which returns
    a :class:`Plan`: a :class:`Placement` and a priority for every kernel.
 
@@ -245,7 +248,12 @@ class Policy:
 
 
 def make_policy(config: dict, path: str = "policy") -> Policy:
-    """Build a policy from its experiment mapping ``{name: ..., **params}``."""
+    """Build a policy from its experiment mapping ``{name: ..., **params}``.
+
+    Raises:
+        ConfigError: an unknown policy or parameter, or a value its constructor's
+            annotated signature rejects, at ``policy.<param>`` (``path`` prefix).
+    """
     import inspect
 
     import policies  # noqa: F401  (registers the built-in policies)
