@@ -39,9 +39,7 @@ class Heft(Policy):
         specs = self.context.processors(job.device)
         names = list(self.processors or specs)
         for name in names:
-            if name not in specs:
-                raise ConfigError(f"unknown processor {name!r}; this SoC has "
-                                  f"{', '.join(specs)}", path="processors")
+            self.context.require_processor(name, job.device, path="processors")
         trace = job.trace
         n = len(trace)
         cost = [[self.context.duration(job, row, p) for p in names] for row in range(n)]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 from simulator.errors import ConfigError
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 
@@ -28,28 +32,22 @@ class Manual(Policy):
     name = "manual"
 
     def __init__(self, default: str = "cpu.gold", ops: dict[str, str] | None = None,
-                 kernels: dict[int, str] | None = None, cores: dict[str, int] | None = None,
-                 shares: dict[str, float] | None = None):
+                 kernels: dict[Annotated[int, Field(strict=False)], str] | None = None,
+                 cores: dict[str, Annotated[int, Field(ge=1)]] | None = None,
+                 shares: dict[str, Annotated[float, Field(gt=0, le=1)]] | None = None):
         self.default = default
         self.ops = dict(ops or {})
         self.kernels = {int(k): v for k, v in (kernels or {}).items()}
         self.cores = dict(cores or {})
         self.shares = dict(shares or {})
-        for job, share in self.shares.items():
-            if not 0 < share <= 1:
-                raise ConfigError(f"share of job {job!r} must be in (0, 1]; got {share!r}",
-                                  path=f"shares.{job}")
 
     def plan(self, job: Job) -> Plan:
-        system = self.context.system
         units = {}
         for name in {self.default, *self.ops.values(), *self.kernels.values(), *self.cores}:
             try:
-                device, local = system.resolve(name, job.device)
+                units[name] = self.cores.get(name, self.context.units(name, job.device))
             except KeyError as err:
                 raise ConfigError(str(err.args[0])) from None
-            spec = system.device(device).spec.processors()[local]
-            units[name] = self.cores.get(name, spec.units)
         table = job.trace.table
         share = self.shares.get(job.name, 1.0)
         placements = []

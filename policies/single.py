@@ -10,6 +10,10 @@ share of the work per thread.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 from simulator.errors import ConfigError
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 
@@ -31,23 +35,15 @@ class Single(Policy):
 
     name = "single"
 
-    def __init__(self, processor: str | list[str] = "cpu.gold", cores: int | None = None,
+    def __init__(self, processor: str | Annotated[list[str], Field(min_length=1)] = "cpu.gold",
+                 cores: Annotated[int, Field(ge=1)] | None = None,
                  fallback: str | None = None):
-        if cores is not None and (not isinstance(cores, int) or cores < 1):
-            raise ConfigError(f"cores must be a positive integer; got {cores!r}",
-                              path="cores")
-        if isinstance(processor, list) and not processor:
-            raise ConfigError("processor list is empty", path="processor")
         self.processor = processor
         self.cores = cores
         self.fallback = fallback
 
     def _spec(self, job: Job, processor: str):
-        specs = self.context.processors(job.device)
-        if processor not in specs:
-            raise ConfigError(f"unknown processor {processor!r}; this SoC has "
-                              f"{', '.join(specs)}", path="processor")
-        return specs[processor]
+        return self.context.require_processor(processor, job.device)
 
     def _pool(self, job: Job) -> list[tuple[Placement, float]]:
         """(placement, work fraction) per cluster used."""

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .engine.result import RunResult
+
 KERNEL_COLUMNS = ["job", "iteration", "row", "label", "processor", "units", "share", "lanes",
                   "start_s", "end_s"]
 TRANSFER_COLUMNS = ["channel", "label", "bytes", "start_s", "end_s"]
 
 
 def collect_metrics(env, system, jobs, runners, recorder):
-    """Build the :class:`~simulator.engine.simulation.RunResult` of a finished run."""
-    from .engine.simulation import RunResult
-
+    """Build the :class:`~simulator.engine.result.RunResult` of a finished run."""
     kernels = pd.DataFrame(recorder.tasks, columns=KERNEL_COLUMNS)
     kernels["duration_s"] = kernels["end_s"] - kernels["start_s"]
     transfers = pd.DataFrame(recorder.transfers, columns=TRANSFER_COLUMNS)

@@ -2,10 +2,13 @@
 
 A policy is a class registered by name in :data:`POLICIES`. Its constructor
 takes explicit keyword parameters (they come from the experiment's ``policy:``
-mapping, so they can be listed, recorded and swept). The engine then calls
+mapping, so they can be listed, recorded and swept); their annotations are
+their schema, checked on every construction (:mod:`simulator.params`). The
+engine then calls
 
-1. :meth:`Policy.bind` once with a :class:`PolicyContext` (the system, cost
-   models, the run's random generator), and
+1. :meth:`Policy.bind` once with a :class:`PolicyContext` (processor specs,
+   cost estimates, job handles, the run's random generator:
+   :mod:`simulator.policy_context`), and
 2. :meth:`Policy.plan` once per job (one workload on one device), which returns
    a :class:`Plan`: a :class:`Placement` and a priority for every kernel.
 
@@ -25,14 +28,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from .errors import ConfigError
+from .params import as_written, validated
+from .policy_context import PolicyContext
 from .registry import Registry
 
 if TYPE_CHECKING:
-    from .engine.system import System
     from .trace import Trace
+
+__all__ = ["POLICIES", "IterationReport", "Job", "Placement", "Plan", "Policy",
+           "PolicyContext", "make_policy"]
 
 POLICIES: Registry[type[Policy]] = Registry("policy", "socsim.policies")
 
@@ -162,65 +167,6 @@ class IterationReport:
         default_factory=list)
 
 
-@dataclass
-class PolicyContext:
-    """What a policy may look at when planning."""
-
-    system: System
-    rng: np.random.Generator
-    samples: list[tuple[float, str, float]] = field(default_factory=list)
-    # job name -> JobRunner, filled after planning and before the run starts: a
-    # policy's SimPy processes (started from bind) suspend, resume, stop or
-    # abort jobs and change their shares at run time (simulator.engine.control).
-    runners: dict = field(default_factory=dict)
-
-    @property
-    def now(self) -> float:
-        """Current simulated time (s)."""
-        return self.system.device().env.now
-
-    def record(self, name: str, value: float) -> None:
-        """Add a time-series sample ``name`` = ``value`` at the current time (a
-        policy's decisions over time; shown like ``temp.*`` series)."""
-        self.samples.append((self.now, name, float(value)))
-
-    def cost_model(self, device: str | None = None):
-        """The cost model of ``device`` (the first device by default)."""
-        return self.system.device(device).cost_model
-
-    def processors(self, device: str | None = None) -> dict:
-        """Processor specs of ``device`` by dotted name."""
-        return self.system.device(device).spec.processors()
-
-    def duration(self, job: Job, row: int | dict, processor: str, units: int | None = None,
-                 library: str | None = None) -> float:
-        """Estimated seconds of kernel ``row`` of ``job`` (a row index of its trace,
-        or a row mapping of a rewritten trace) alone on ``processor`` at its top OPP,
-        with ``library``'s kernels (``inf`` when it cannot run there)."""
-        from .hardware.cost import Unsupported
-
-        device, local = self.system.resolve(processor, job.device)
-        dev = self.system.devices[device]
-        spec = dev.processors[local].spec
-        units = spec.units if units is None else units
-        record = job.trace.table.iloc[row] if isinstance(row, (int, np.integer)) else row
-        try:
-            cost = dev.cost_model.kernel_cost(local, units, record, library)
-        except Unsupported:
-            return float("inf")
-        return cost.duration(spec.opps[-1].frequency)
-
-    def transfer_time(self, job: Job, src: str, dst: str, nbytes: float) -> float:
-        """Estimated seconds to move ``nbytes`` from processor ``src`` to ``dst`` (idle channels)."""
-        route = self.system.route(self.system.resolve(src, job.device),
-                                  self.system.resolve(dst, job.device))
-        total = 0.0
-        for channel in route:
-            total += (channel.switch + channel.latency_at(0.0)
-                      + nbytes / channel.bandwidth.at(0.0))
-        return total
-
-
 class Policy:
     """Base class of policies. Subclasses set ``name`` and implement :meth:`plan`.
 
@@ -232,11 +178,48 @@ class Policy:
     name: str = ""
     conformance: dict = {"params": {}, "workload": {"model": "lenet5", "batch": 4}}
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # the constructor's annotated signature is the parameters' schema
+        # (simulator.params): every construction checks the arguments it is given
+        if "__init__" in cls.__dict__:
+            cls.__init__ = validated(cls.__dict__["__init__"])
+
     def bind(self, context: PolicyContext) -> None:
-        """Receive the run's context before any planning."""
+        """Receive the run's context once, before any planning.
+
+        Overrides call ``super().bind(context)`` first (it sets ``self.context``),
+        then check what depends on the SoC (named processors exist) and start
+        their run-time processes with :meth:`PolicyContext.start`.
+
+        Raises:
+            ConfigError: a parameter that does not fit this run's SoC (path
+                relative to ``policy``, e.g. ``processor``).
+        """
         self.context = context
 
     def plan(self, job: Job) -> Plan:  # pragma: no cover - abstract
+        """Decide where, with how many units and in which order ``job``'s kernels run.
+
+        Called once per job, in workload order, after :meth:`bind` and before
+        the simulation starts (simulated time 0); the run's job handles do not
+        exist yet. Deterministic given the context's random generator.
+
+        Args:
+            job: the job; ``job.trace`` is one iteration's kernel DAG, ``job.device``
+                the device whose processors local names refer to.
+
+        Returns:
+            a :class:`Plan`: one :class:`Placement` per row of the trace that runs
+            (``plan.trace`` if the policy rewrites it, else ``job.trace``), with
+            optional priorities (lower starts first), ``adapt`` callback (new
+            plans at run time) and ``skip`` (conditional kernels).
+
+        Raises:
+            ConfigError: the job cannot be planned with these parameters (an
+                unknown processor, a kernel no chosen processor supports); its
+                path is relative to ``policy``.
+        """
         raise NotImplementedError
 
     def metrics(self, result, iterations: dict[str, list[tuple[float, float]]]
@@ -255,15 +238,21 @@ class Policy:
         return {}
 
     def params(self) -> dict:
-        """The constructor parameters (for records)."""
+        """The constructor parameters as given (for records; quantities as written)."""
         import inspect
 
         names = inspect.signature(type(self).__init__).parameters
-        return {n: getattr(self, n) for n in names if n != "self" and hasattr(self, n)}
+        return {n: as_written(getattr(self, n)) for n in names
+                if n != "self" and hasattr(self, n)}
 
 
 def make_policy(config: dict, path: str = "policy") -> Policy:
-    """Build a policy from its experiment mapping ``{name: ..., **params}``."""
+    """Build a policy from its experiment mapping ``{name: ..., **params}``.
+
+    Raises:
+        ConfigError: an unknown policy or parameter, or a value its constructor's
+            annotated signature rejects, at ``policy.<param>`` (``path`` prefix).
+    """
     import inspect
 
     if not isinstance(config, dict) or "name" not in config:

@@ -1,6 +1,6 @@
 """Run-time job control (simulator.engine.control): apps starting, stopping, resharing.
 
-A policy drives jobs from its own SimPy process through ``context.runners``:
+A policy drives jobs from its own SimPy process through ``context.job(name)``:
 suspend/resume/stop/abort, ``set_share`` (running kernels re-timed) and
 ``replan``. Each test scripts one scenario on the tiny SoC's two big cores.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 from conftest import kernel, make_trace
 
-from simulator.engine.control import Pacer
 from simulator.engine.simulation import simulate
 from simulator.policy import POLICIES, Placement, Plan, Policy
 from simulator.spec.experiment import ExperimentSpec
@@ -31,7 +30,7 @@ class Scripted(Policy):
 
     def bind(self, context):
         super().bind(context)
-        context.system.device().env.process(self.script(context))
+        context.start(self.script(context))
 
     def plan(self, job):
         return Plan([Placement("cpu.big", 2, self.share)] * len(job.trace))
@@ -58,10 +57,10 @@ def one_kernel():
 
 def test_a_suspended_job_starts_when_resumed(tiny_soc, scripted):
     def script(context):
-        runner = context.runners["j0"]
-        runner.control.suspend()
-        yield context.system.device().env.timeout(1.0)
-        runner.control.resume()
+        job = context.job("j0")
+        job.suspend()
+        yield context.timeout(1.0)
+        job.resume()
 
     result = run(tiny_soc, {0: one_kernel()}, script)
     assert result.kernels["start_s"].iloc[0] == pytest.approx(1.0)
@@ -70,8 +69,8 @@ def test_a_suspended_job_starts_when_resumed(tiny_soc, scripted):
 
 def test_set_share_retimes_the_running_kernel(tiny_soc, scripted):
     def script(context):
-        yield context.system.device().env.timeout(SECONDS / 2)
-        context.runners["j0"].set_share(0.5)  # half the work left, at half speed
+        yield context.timeout(SECONDS / 2)
+        context.job("j0").set_share(0.5)  # half the work left, at half speed
 
     result = run(tiny_soc, {0: one_kernel()}, script)
     assert result.metrics["latency_s"] == pytest.approx(SECONDS / 2 + SECONDS)
@@ -79,8 +78,8 @@ def test_set_share_retimes_the_running_kernel(tiny_soc, scripted):
 
 def test_set_share_applies_to_later_kernels_whatever_the_plan(tiny_soc, scripted):
     def script(context):
-        context.runners["j0"].set_share(0.25)
-        yield context.system.device().env.timeout(0)
+        context.job("j0").set_share(0.25)
+        yield context.timeout(0)
 
     result = run(tiny_soc, {0: one_kernel()}, script, iterations=2)
     assert list(result.kernels["share"]) == [0.25, 0.25]
@@ -90,8 +89,8 @@ def test_set_share_applies_to_later_kernels_whatever_the_plan(tiny_soc, scripted
 def test_shares_let_two_jobs_run_side_by_side(tiny_soc, scripted):
     def script(context):
         for name in ("j0", "j1"):
-            context.runners[name].set_share(0.5)
-        yield context.system.device().env.timeout(0)
+            context.job(name).set_share(0.5)
+        yield context.timeout(0)
 
     result = run(tiny_soc, {0: one_kernel(), 1: one_kernel()}, script)
     assert list(result.kernels["start_s"]) == [0.0, 0.0]
@@ -100,12 +99,12 @@ def test_shares_let_two_jobs_run_side_by_side(tiny_soc, scripted):
 
 def test_abort_drops_the_frame_and_frees_the_cores(tiny_soc, scripted):
     def script(context):
-        yield context.system.device().env.timeout(SECONDS / 2)
-        killed = context.runners["j0"]
-        killed.control.suspend()
-        killed.control.abort()
-        yield context.system.device().env.timeout(SECONDS)
-        killed.control.stop()
+        yield context.timeout(SECONDS / 2)
+        killed = context.job("j0")
+        killed.suspend()
+        killed.abort()
+        yield context.timeout(SECONDS)
+        killed.stop()
 
     # j1 waits behind j0's kernel (both want both cores) until j0 is killed
     result = run(tiny_soc, {0: one_kernel(), 1: one_kernel()}, script)
@@ -117,8 +116,8 @@ def test_abort_drops_the_frame_and_frees_the_cores(tiny_soc, scripted):
 
 def test_stop_ends_a_long_job_after_its_current_iteration(tiny_soc, scripted):
     def script(context):
-        yield context.system.device().env.timeout(2.5 * SECONDS)
-        context.runners["j0"].control.stop()
+        yield context.timeout(2.5 * SECONDS)
+        context.job("j0").stop()
 
     result = run(tiny_soc, {0: one_kernel()}, script, iterations=1000)
     assert len(result.kernels) == 3
@@ -130,8 +129,8 @@ def test_replan_switches_the_model_for_the_next_iterations(tiny_soc, scripted):
     small = make_trace([kernel(0, flops=LONG / 4, nbytes=0)])
 
     def script(context):
-        yield context.system.device().env.timeout(SECONDS / 2)
-        context.runners["j0"].replan(Plan([Placement("cpu.big", 2)], trace=small))
+        yield context.timeout(SECONDS / 2)
+        context.job("j0").replan(Plan([Placement("cpu.big", 2)], trace=small))
 
     result = run(tiny_soc, {0: one_kernel()}, script, iterations=3)
     # the iteration in flight keeps its plan; the next two run the small model
@@ -143,10 +142,10 @@ def test_pacer_releases_iterations_at_the_camera_rate(tiny_soc, scripted):
     frames = []
 
     def script(context):
-        runner = context.runners["j0"]
-        Pacer(runner, 1.0)
-        runner.control.listeners.append(lambda r: frames.append(len(r.iteration_times)))
-        yield context.system.device().env.timeout(0)
+        job = context.job("j0")
+        job.pace(1.0)
+        job.on_iteration(lambda handle: frames.append(len(handle.iteration_times)))
+        yield context.timeout(0)
 
     result = run(tiny_soc, {0: one_kernel()}, script, iterations=3)
     assert result.kernels["start_s"].tolist() == pytest.approx([0.0, 1.0, 2.0])
@@ -155,8 +154,8 @@ def test_pacer_releases_iterations_at_the_camera_rate(tiny_soc, scripted):
 
 def test_a_runtime_share_outside_0_1_is_rejected(tiny_soc, scripted):
     def script(context):
-        context.runners["j0"].set_share(1.5)
-        yield context.system.device().env.timeout(0)
+        context.job("j0").set_share(1.5)
+        yield context.timeout(0)
 
     with pytest.raises(ValueError, match="share"):
         run(tiny_soc, {0: one_kernel()}, script)

@@ -53,13 +53,13 @@ class Loader(Policy):
 
     def bind(self, context):
         super().bind(context)
-        context.system.device().env.process(self._load(context))
+        context.start(self._load(context))
 
     def _load(self, context):
-        runner = context.runners["j0"]
-        runner.control.suspend()
-        context.system.device().storage.read(self.nbytes, runner.control.resume)
-        yield context.system.device().env.timeout(0)
+        job = context.job("j0")
+        job.suspend()
+        context.storage().read(self.nbytes, job.resume)
+        yield context.timeout(0)
 
     def plan(self, job):
         return Plan([Placement("cpu.big", 2)] * len(job.trace))

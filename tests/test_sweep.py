@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from simulator.errors import ConfigError
 from simulator.experiment import (
+    SweepSpec,
     apply_overrides,
     derive_seed,
     expand,
@@ -17,7 +18,6 @@ from simulator.experiment import (
     set_path,
     sweep_points,
 )
-from simulator.experiment import SweepSpec
 
 BASE = {"name": "t", "soc": "snapdragon865", "workload": {"trace": "t.csv"},
         "policy": {"name": "single", "processor": "cpu.gold"}}

@@ -21,12 +21,6 @@ from .olp import Estimator, part_record
 from .vectors import VECTOR_OPS, simd_waste
 
 
-def _check(name: str, specs: dict, path: str) -> None:
-    if name not in specs:
-        raise ConfigError(f"unknown processor {name!r}; this SoC has {', '.join(specs)}",
-                          path=path)
-
-
 @POLICIES.register("single-thread")
 class SingleThread(Policy):
     """Everything on one core, one kernel at a time, with a scalar library.
@@ -47,7 +41,7 @@ class SingleThread(Policy):
         specs = self.context.processors(job.device)
         processor = self.processor or next((n for n in specs if n.startswith("cpu.")),
                                            next(iter(specs)))
-        _check(processor, specs, "processor")
+        self.context.require_processor(processor, job.device)
         placement = Placement(processor, 1, library=self.library)
         trace = serialize(job.trace)
         return Plan([placement] * len(trace), trace=trace)
@@ -80,10 +74,10 @@ class CnnDroid(Policy):
 
     def plan(self, job: Job) -> Plan:
         est = Estimator(self.context, job)
-        _check(self.gpu, est.specs, "gpu")
+        self.context.require_processor(self.gpu, job.device, path="gpu")
         clusters = self.cpu or [n for n in est.specs if n.startswith("cpu.")]
         for name in clusters:
-            _check(name, est.specs, "cpu")
+            self.context.require_processor(name, job.device, path="cpu")
         cpus = [Placement(n, est.specs[n].units, library=self.cpu_library) for n in clusters]
         gpu = Placement(self.gpu, est.specs[self.gpu].units, library=self.library)
         trace = serialize(job.trace)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 import yaml
 
 from simulator.errors import ConfigError
 
-MODES = ("exact", "relaxed", "imprecise")
+Mode = Literal["exact", "relaxed", "imprecise"]
+MODES: tuple[str, ...] = get_args(Mode)
 ACCURACY_FILE = Path(__file__).with_name("accuracy.yaml")
 
 

@@ -43,15 +43,15 @@ class Estimator:
     def __init__(self, context: PolicyContext, job: Job):
         self.context = context
         self.job = job
-        self.device = context.system.device(job.device)
-        self.specs = self.device.spec.processors()
+        self.cost_model = context.cost_model(job.device)
+        self.specs = context.processors(job.device)
         self.home = next((n for n in self.specs if n.startswith("cpu.")), next(iter(self.specs)))
 
     def time(self, record: dict, placement: Placement) -> float:
         """Estimated seconds (``inf`` if the processor cannot run the kernel)."""
         spec = self.specs[placement.processor]
         try:
-            cost = self.device.cost_model.kernel_cost(placement.processor, placement.units,
+            cost = self.cost_model.kernel_cost(placement.processor, placement.units,
                                                       record, placement.library,
                                                       placement.memory_share)
         except Unsupported:

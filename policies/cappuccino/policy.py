@@ -18,13 +18,16 @@ a time, so the layers run in topological order (branches do not overlap).
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Annotated
+
+from pydantic import Field
 
 from simulator.errors import ConfigError
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 
 from ..rewrite import Rewriter
 from ..split import serialize
-from .modes import MODES, choose_modes, load_accuracy
+from .modes import MODES, Mode, choose_modes, load_accuracy
 from .olp import Estimator, part_record
 from .vectors import simd_waste
 
@@ -49,17 +52,10 @@ class Cappuccino(Policy):
     conformance = {"params": {"mode": "imprecise", "accuracy_loss": 0.01},
                    "workload": {"model": "lenet5", "batch": 1}}
 
-    def __init__(self, mode: str = "imprecise", accuracy_loss: float = 0.0,
+    def __init__(self, mode: Mode = "imprecise",
+                 accuracy_loss: Annotated[float, Field(ge=0, le=1)] = 0.0,
                  map_major: bool = True, processors: list[str] | None = None,
-                 accuracy: str | None = None, lanes: int = 4):
-        if mode not in MODES:
-            raise ConfigError(f"mode must be one of {', '.join(MODES)}; got {mode!r}",
-                              path="mode")
-        if not isinstance(accuracy_loss, (int, float)) or not 0 <= accuracy_loss <= 1:
-            raise ConfigError(f"accuracy_loss is a fraction in [0, 1]; got {accuracy_loss!r}",
-                              path="accuracy_loss")
-        if not isinstance(lanes, int) or lanes < 1:
-            raise ConfigError(f"lanes must be a positive integer; got {lanes!r}", path="lanes")
+                 accuracy: str | None = None, lanes: Annotated[int, Field(ge=1)] = 4):
         self.mode = mode
         self.accuracy_loss = float(accuracy_loss)
         self.map_major = bool(map_major)
@@ -73,9 +69,7 @@ class Cappuccino(Policy):
     def _processor_sets(self, job: Job, mode: str, est: Estimator) -> list[list[Placement]]:
         names = list(self.processors or est.specs)
         for name in names:
-            if name not in est.specs:
-                raise ConfigError(f"unknown processor {name!r}; this SoC has "
-                                  f"{', '.join(est.specs)}", path="processors")
+            self.context.require_processor(name, job.device, path="processors")
         library = f"renderscript-{mode}"
         cpus = [Placement(n, est.specs[n].units, library=library)
                 for n in names if n.startswith("cpu.")]

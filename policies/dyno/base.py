@@ -22,10 +22,13 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
 
 from simulator.errors import ConfigError
+from simulator.params import PositiveInt
 from simulator.policy import IterationReport, Job, Placement, Plan, Policy
 from workloads.splits.profile import RAW, SplitProfile
 
@@ -34,6 +37,9 @@ from .profiler import Profiler
 from .report import run_metrics
 
 DEFAULT_BITS = (3, 4, 5, 6, 7, 8, 32)
+# parameter types shared by the split-inference policies (simulator.params)
+Cores = PositiveInt | None
+Reinvoke = Annotated[float, Field(ge=0, lt=1)]
 
 
 @dataclass
@@ -68,11 +74,6 @@ class SplitInference(Policy):
     def _configure(self, client: str, client_cores: int | None, packer: str | None,
                    server: str, unpacker: str | None, accuracy_table: str | None,
                    activations: str | None, reinvoke: float = 0.05) -> None:
-        if client_cores is not None and (not isinstance(client_cores, int) or client_cores < 1):
-            raise ConfigError(f"must be a positive integer; got {client_cores!r}",
-                              path="client_cores")
-        if not 0 <= reinvoke < 1:
-            raise ConfigError(f"must be in [0, 1); got {reinvoke!r}", path="reinvoke")
         self.client, self.client_cores, self.packer = client, client_cores, packer
         self.server, self.unpacker = server, unpacker
         self.accuracy_table, self.activations = accuracy_table, activations
@@ -90,17 +91,14 @@ class SplitInference(Policy):
 
     # -- placements ----------------------------------------------------------------
     def _first_cpu(self, device: str) -> str:
-        return next(n for n in self.context.system.devices[device].processors
-                    if n.startswith("cpu."))
+        return next(n for n in self.context.processors(device) if n.startswith("cpu."))
 
     def _placement(self, job: Job, processor: str, units: int | None, path: str,
                    stream: str | None = None) -> Placement:
-        system = self.context.system
         try:
-            device, local = system.resolve(processor, job.device)
+            available = self.context.units(processor, job.device)
         except KeyError as err:
             raise ConfigError(str(err.args[0]), path=path) from None
-        available = system.devices[device].processors[local].spec.units
         units = available if units is None else units
         if not 1 <= units <= available:
             raise ConfigError(f"{processor} has {available} units; {units} requested",
@@ -108,9 +106,8 @@ class SplitInference(Policy):
         return Placement(processor, units, stream=stream)
 
     def _where(self, job: Job) -> Where:
-        system = self.context.system
         packer = self.packer or self._first_cpu(job.device)
-        server_device, _ = system.resolve(self.server, job.device) if ":" in self.server \
+        server_device, _ = self.context.resolve(self.server, job.device) if ":" in self.server \
             else (job.device, self.server)
         unpacker = self.unpacker or (f"{server_device}:{self._first_cpu(server_device)}"
                                      if server_device != job.device
@@ -119,8 +116,7 @@ class SplitInference(Policy):
             raise ConfigError("client and server must be different processors", path="server")
         cores = self.client_cores
         if cores is None and self.client == packer:
-            device, local = system.resolve(self.client, job.device)
-            cores = max(1, system.devices[device].processors[local].spec.units - 1)
+            cores = max(1, self.context.units(self.client, job.device) - 1)
         return Where(self._placement(job, self.client, cores, "client"),
                      self._placement(job, packer, 1, "packer", stream="packing"),
                      self._placement(job, self.server, None, "server"),
@@ -194,7 +190,7 @@ class SplitInference(Policy):
 
     def _links(self) -> dict:
         """Network channels of the system by name."""
-        return {channel.name: channel for channel in self.context.system.links.values()}
+        return self.context.links()
 
     # -- metrics -----------------------------------------------------------------------
     def metrics(self, result, iterations) -> dict[str, float]:
@@ -219,6 +215,6 @@ class SplitInference(Policy):
                 total = float(state.profile.trace.table["flops"].sum())
                 done = float(state.profile.trace.table["flops"].iloc[:split.index].sum())
                 out["server_flops_saved"] = done / total if total else 0.0
-            out.update(run_metrics(result, iterations.get(name, []), self.context.system,
+            out.update(run_metrics(result, iterations.get(name, []), self.context,
                                    name, state.where, self._links()))
         return out

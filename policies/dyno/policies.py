@@ -3,32 +3,29 @@ server-only and static-split (parameters in each class; concepts in :mod:`.base`
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Annotated, Literal
 
-from simulator.errors import ConfigError
+import numpy as np
+from pydantic import AfterValidator, Field
+
+from simulator.params import PositiveFloat, UnitInterval
 from simulator.policy import POLICIES
 from workloads.packing.codec import LOSSLESS
 from workloads.splits.profile import RAW, SplitProfile
 
-from .base import DEFAULT_BITS, JobState, SplitInference
-from .scheduler import choose, parse_objectives
+from .base import DEFAULT_BITS, Cores, JobState, Reinvoke, SplitInference
+from .scheduler import Constraint, Target, choose, parse_objectives
 
 
-def _bits(bits: list[int] | tuple[int, ...]) -> list[int]:
-    if not isinstance(bits, (list, tuple)) or not bits:
-        raise ConfigError(f"must be a non-empty list of bitwidths; got {bits!r}", path="bits")
-    for b in bits:
-        if not isinstance(b, int) or not (1 <= b <= 16 or b == LOSSLESS):
-            raise ConfigError(f"bitwidths are 1..16 or {LOSSLESS} (lossless); got {b!r}",
-                              path="bits")
-    return sorted(set(bits))
+def _bitwidth(bits: int) -> int:
+    if not (1 <= bits <= 16 or bits == LOSSLESS):
+        raise ValueError(f"bitwidths are 1..16 or {LOSSLESS} (lossless); got {bits!r}")
+    return bits
 
 
-def _allowance(value: float, path: str = "accuracy_allowance") -> float:
-    if not isinstance(value, (int, float)) or value <= 0:
-        raise ConfigError(f"must be a positive number of percentage points; got {value!r}",
-                          path=path)
-    return float(value)
+Bitwidth = Annotated[int, AfterValidator(_bitwidth)]
+Bitwidths = Annotated[list[Bitwidth], Field(min_length=1)]
+Tie = Annotated[float, Field(ge=0, lt=1)]
 
 
 @POLICIES.register("dyno")
@@ -52,9 +49,10 @@ class DynO(SplitInference):
     name = "dyno"
     adaptive = True
 
-    def __init__(self, constraints: list | None = None, targets: list | None = None,
-                 bits: list[int] = DEFAULT_BITS, reinvoke: float = 0.05, tie: float = 0.01,
-                 client: str = "gpu", client_cores: int | None = None,
+    def __init__(self, constraints: list[Constraint] | None = None,
+                 targets: list[Target] | None = None,
+                 bits: Bitwidths = DEFAULT_BITS, reinvoke: Reinvoke = 0.05, tie: Tie = 0.01,
+                 client: str = "gpu", client_cores: Cores = None,
                  packer: str | None = None, server: str = "server:gpu",
                  unpacker: str | None = None, accuracy_table: str | None = None,
                  activations: str | None = None):
@@ -64,9 +62,7 @@ class DynO(SplitInference):
                          {"metric": "throughput", "goal": "max"}]
                         if targets is None else targets)
         self._constraints, self._targets = parse_objectives(self.constraints, self.targets)
-        self.bits = _bits(bits)
-        if not 0 <= tie < 1:
-            raise ConfigError(f"must be in [0, 1); got {tie!r}", path="tie")
+        self.bits = sorted(set(bits))
         self.tie = tie
         self._configure(client, client_cores, packer, server, unpacker, accuracy_table,
                         activations, reinvoke)
@@ -118,8 +114,8 @@ class Neurosurgeon(SplitInference):
     adaptive = True
     relu_only = False
 
-    def __init__(self, reinvoke: float = 0.05, client: str = "gpu",
-                 client_cores: int | None = None, packer: str | None = None,
+    def __init__(self, reinvoke: Reinvoke = 0.05, client: str = "gpu",
+                 client_cores: Cores = None, packer: str | None = None,
                  server: str = "server:gpu", unpacker: str | None = None):
         self._configure(client, client_cores, packer, server, unpacker, None, None, reinvoke)
 
@@ -148,7 +144,7 @@ class DeviceOnly(_Static):
 
     name = "device-only"
 
-    def __init__(self, client: str = "gpu", client_cores: int | None = None,
+    def __init__(self, client: str = "gpu", client_cores: Cores = None,
                  packer: str | None = None, server: str = "server:gpu",
                  unpacker: str | None = None):
         self._configure(client, client_cores, packer, server, unpacker, None, None)
@@ -175,19 +171,15 @@ class ServerOnly(_Static):
 
     name = "server-only"
 
-    def __init__(self, input: str = "packed", accuracy_allowance: float = 1.0,
-                 bits: list[int] = DEFAULT_BITS, jpeg_bits_per_pixel: float = 2.0,
-                 client: str = "gpu", client_cores: int | None = None,
+    def __init__(self, input: Literal["packed", "raw", "jpeg"] = "packed",
+                 accuracy_allowance: PositiveFloat = 1.0, bits: Bitwidths = DEFAULT_BITS,
+                 jpeg_bits_per_pixel: PositiveFloat = 2.0,
+                 client: str = "gpu", client_cores: Cores = None,
                  packer: str | None = None, server: str = "server:gpu",
                  unpacker: str | None = None, accuracy_table: str | None = None):
-        if input not in ("packed", "raw", "jpeg"):
-            raise ConfigError(f"must be packed, raw or jpeg; got {input!r}", path="input")
-        if not isinstance(jpeg_bits_per_pixel, (int, float)) or jpeg_bits_per_pixel <= 0:
-            raise ConfigError(f"must be positive; got {jpeg_bits_per_pixel!r}",
-                              path="jpeg_bits_per_pixel")
         self.input = input
-        self.accuracy_allowance = _allowance(accuracy_allowance)
-        self.bits = _bits(bits)
+        self.accuracy_allowance = float(accuracy_allowance)
+        self.bits = sorted(set(bits))
         self.jpeg_bits_per_pixel = float(jpeg_bits_per_pixel)
         self._configure(client, client_cores, packer, server, unpacker, accuracy_table, None)
 
@@ -221,19 +213,15 @@ class StaticSplit(_Static):
 
     name = "static-split"
 
-    def __init__(self, position: float = 0.5, bits: int | str = "auto",
-                 accuracy_allowance: float = 1.0, relu_only: bool = True,
-                 client: str = "gpu", client_cores: int | None = None,
+    def __init__(self, position: UnitInterval = 0.5,
+                 bits: Bitwidth | Literal["auto", "raw"] = "auto",
+                 accuracy_allowance: PositiveFloat = 1.0, relu_only: bool = True,
+                 client: str = "gpu", client_cores: Cores = None,
                  packer: str | None = None, server: str = "server:gpu",
                  unpacker: str | None = None, accuracy_table: str | None = None):
-        if not isinstance(position, (int, float)) or not 0 <= position <= 1:
-            raise ConfigError(f"must be a fraction in [0, 1]; got {position!r}",
-                              path="position")
-        if bits not in ("auto", "raw"):
-            _bits([bits])
         self.position = float(position)
         self.bits = bits
-        self.accuracy_allowance = _allowance(accuracy_allowance)
+        self.accuracy_allowance = float(accuracy_allowance)
         self.relu_only = bool(relu_only)
         self._configure(client, client_cores, packer, server, unpacker, accuracy_table, None)
 

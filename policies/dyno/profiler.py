@@ -134,7 +134,6 @@ class Profiler:
         self.where = where
         self.configs = configs
         self.alpha = alpha
-        system = context.system
         trace = job.trace
         n = len(trace)
         self.client_row = np.array([self.duration(row, where.client) for row in
@@ -172,21 +171,13 @@ class Profiler:
                 self.unpack[k] += sum(self.duration(row, where.unpacker) for row in
                                       unpack_rows(tensor.layer, tensor.elements, bits, packed))
         self.output_bytes = float(trace.table["bytes_out"].iloc[-1])
-        self.links = self._link_estimates(system, window)
+        self.links = self._link_estimates(window)
 
     # -- offline estimates -------------------------------------------------------
     def duration(self, row: dict, placement: Placement) -> float:
         """Offline seconds of one kernel row on ``placement`` at its top OPP."""
-        from simulator.hardware.cost import Unsupported
-
-        device, local = self.context.system.resolve(placement.processor, self.job.device)
-        dev = self.context.system.devices[device]
-        spec = dev.processors[local].spec
-        try:
-            cost = dev.cost_model.kernel_cost(local, placement.units, row)
-        except Unsupported:
-            return math.inf
-        return cost.duration(spec.opps[-1].frequency) / placement.share
+        return self.context.duration(self.job, row, placement.processor,
+                                     placement.units) / placement.share
 
     def set_plan(self, k: int, plan: SplitPlan) -> None:
         """Record configuration ``k``'s plan and the offline time of each of its rows
@@ -197,11 +188,9 @@ class Profiler:
         self.plans[k] = plan
 
     def _route(self, src: Placement, dst: Placement) -> list:
-        system = self.context.system
-        return system.route(system.resolve(src.processor, self.job.device),
-                            system.resolve(dst.processor, self.job.device))
+        return self.context.route(src.processor, dst.processor, self.job.device)
 
-    def _link_estimates(self, system, window: float) -> dict[str, LinkEstimate]:
+    def _link_estimates(self, window: float) -> dict[str, LinkEstimate]:
         estimates = {}
         for route in (self._route(self.where.packer, self.where.unpacker),
                       self._route(self.where.client, self.where.server),

@@ -52,7 +52,7 @@ def _roles(kernels: pd.DataFrame, client_procs: set[str]) -> pd.Series:
     return pd.Series(role, index=kernels.index)
 
 
-def run_metrics(result, iterations: list[tuple[float, float]], system, job: str,
+def run_metrics(result, iterations: list[tuple[float, float]], context, job: str,
                 where: Where, links: dict) -> dict[str, float]:
     """The metrics listed in the module docstring for ``job``."""
     n = len(iterations)
@@ -63,9 +63,9 @@ def run_metrics(result, iterations: list[tuple[float, float]], system, job: str,
         out["steady_latency_s"] = float(np.mean([end - start for start, end in late]))
     if n == 0:
         return out
-    client_device, _ = system.resolve(where.client.processor)
-    device = system.devices[client_device]
-    client_procs = {p.name for p in device.processors.values()}
+    client_device, _ = context.resolve(where.client.processor)
+    client_procs = {context.kernel_processor(local, client_device)
+                    for local in context.processors(client_device)}
     kernels = result.kernels[result.kernels["job"] == job]
     busy = (kernels["end_s"] - kernels["start_s"]) * kernels["units"] * kernels["share"]
     roles = _roles(kernels, client_procs)
@@ -84,14 +84,14 @@ def run_metrics(result, iterations: list[tuple[float, float]], system, job: str,
         out["uplink_nominal_mbps"] = links[uplink[0]].bandwidth.at(0.0) * 8e-6
     # client energy by role
     metrics = result.metrics
-    prefix = "" if len(system.devices) == 1 else f"{client_device}."
+    prefix = "" if len(context.devices()) == 1 else f"{client_device}."
     makespan = metrics.get("makespan_s", 0.0)
     parts = {"compute": 0.0, "packing": 0.0}
-    for local, proc in device.processors.items():
+    for local, spec in context.processors(client_device).items():
         energy = metrics.get(f"{prefix}energy_{local}_j", 0.0)
-        mine = kernels["processor"] == proc.name
+        mine = kernels["processor"] == context.kernel_processor(local, client_device)
         used = float(busy[mine].sum())
-        idle = proc.spec.power.idle * max(0.0, proc.spec.units * makespan - used)
+        idle = spec.power.idle * max(0.0, spec.units * makespan - used)
         active = max(0.0, energy - idle)
         if used > 0:
             parts["compute"] += active * float(busy[mine & (roles == "client")].sum()) / used

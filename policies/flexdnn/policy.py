@@ -40,10 +40,13 @@ cap forced out), ``adaptations``.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Annotated, Any, Literal
 
-from simulator.engine.control import Pacer
+import numpy as np
+from pydantic import AfterValidator, Field
+
 from simulator.errors import ConfigError
+from simulator.params import PositiveFloat, PositiveInt, to_quantity
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 from workloads.early_exit.difficulty import (
     DifficultyProcess,
@@ -64,6 +67,22 @@ from workloads.early_exit.plan import (
 from ..split import serialize
 
 PERCENTILES = (10, 50, 90, 99)
+
+
+def _share(entry: list) -> list:
+    """``[time, share]``: from ``time`` on the job gets ``share`` in (0, 1] of the processor."""
+    try:
+        when, share = entry
+        when, fraction = to_quantity(when, "time"), float(share)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"each entry is [time, share] like ['10 s', 0.5]: {err}") from None
+    if not 0.0 < fraction <= 1.0:
+        raise ValueError(f"a share must be in (0, 1]; got {share!r}")
+    return [when, share]
+
+
+Probability = Annotated[float, Field(gt=0, le=1)]
+Share = Annotated[list[Any], AfterValidator(_share)]
 
 
 @POLICIES.register("flexdnn")
@@ -99,22 +118,15 @@ class FlexDNN(Policy):
     conformance = {"params": {"processor": "cpu.gold", "profile_frames": 200},
                    "workload": {"model": "early_exit", "input_size": 32, "num_classes": 10}}
 
-    def __init__(self, processor: str = "cpu.big", cores: int | None = None,
-                 exits: str | list[int] = "greedy", accuracy: float = 0.8,
-                 depth_exponent: float = 1.0, correlation: float = 0.9,
-                 video_seed: int | None = None, difficulty: str | None = None, slope: float = 20.0, relax: float = 0.0,
-                 adapt: bool = False,
-                 camera_fps: float | None = None, profile_frames: int = 2000,
-                 smoothing: float = 0.3, deadline_quantile: float = 0.9,
-                 max_accuracy_loss: float = 5.0,
-                 shares: list | None = None):
-        if not (isinstance(exits, list) or exits in ("greedy", "all", "none")):
-            raise ConfigError(f"exits must be 'greedy', 'all', 'none' or a list of exit "
-                              f"indices; got {exits!r}", path="exits")
-        if not 0.0 < accuracy <= 1.0:
-            raise ConfigError("accuracy must be in (0, 1]", path="accuracy")
-        if camera_fps is not None and camera_fps <= 0:
-            raise ConfigError("camera_fps must be positive or null", path="camera_fps")
+    def __init__(self, processor: str = "cpu.big", cores: PositiveInt | None = None,
+                 exits: Literal["greedy", "all", "none"] | list[int] = "greedy",
+                 accuracy: Probability = 0.8, depth_exponent: float = 1.0,
+                 correlation: float = 0.9, video_seed: int | None = None,
+                 difficulty: str | None = None, slope: float = 20.0, relax: float = 0.0,
+                 adapt: bool = False, camera_fps: PositiveFloat | None = None,
+                 profile_frames: int = 2000, smoothing: float = 0.3,
+                 deadline_quantile: Probability = 0.9, max_accuracy_loss: float = 5.0,
+                 shares: list[Share] | None = None):
         if adapt and camera_fps is None:
             raise ConfigError("adapt needs camera_fps (its frame deadline)", path="adapt")
         self.processor = processor
@@ -123,9 +135,6 @@ class FlexDNN(Policy):
         self.accuracy = accuracy
         self.depth_exponent = depth_exponent
         self.correlation = correlation
-        if video_seed is not None and (isinstance(video_seed, bool)
-                                       or not isinstance(video_seed, int)):
-            raise ConfigError("video_seed must be an integer or null", path="video_seed")
         self.video_seed = video_seed
         self.difficulty = difficulty
         self.slope = slope
@@ -134,44 +143,24 @@ class FlexDNN(Policy):
         self.camera_fps = camera_fps
         self.profile_frames = profile_frames
         self.smoothing = smoothing
-        if not 0.0 < deadline_quantile <= 1.0:
-            raise ConfigError("deadline_quantile must be in (0, 1]", path="deadline_quantile")
         self.deadline_quantile = deadline_quantile
         self.max_accuracy_loss = max_accuracy_loss
         self.shares = shares
-        self._shares = self._parse_shares(shares)
-        self._job: str | None = None
-
-    @staticmethod
-    def _parse_shares(shares: list | None) -> list[tuple[float, float]]:
-        from simulator.units import UnitError, parse_quantity
-
-        out = []
-        for i, entry in enumerate(shares or []):
-            try:
-                when, share = entry
-                out.append((parse_quantity(when, "time"), float(share)))
-            except (TypeError, ValueError, UnitError) as err:
-                raise ConfigError(f"each entry is [time, share] like ['10 s', 0.5]: {err}",
-                                  path=f"shares[{i}]") from None
-            if not 0.0 < out[-1][1] <= 1.0:
-                raise ConfigError("a share must be in (0, 1]", path=f"shares[{i}]")
-        if [t for t, _ in out] != sorted(t for t, _ in out):
+        self._shares = [(float(when), float(share)) for when, share in shares or []]
+        if [t for t, _ in self._shares] != sorted(t for t, _ in self._shares):
             raise ConfigError("share times must ascend", path="shares")
-        return out
+        self._job: str | None = None
 
     def bind(self, context) -> None:
         super().bind(context)
-        if self.processor not in context.processors():
-            raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
-                              f"{', '.join(context.processors())}", path="processor")
+        context.require_processor(self.processor)
         trace = load_difficulty_trace(self.difficulty) if self.difficulty else None
         rng = (context.rng.spawn(2) if self.video_seed is None
                else np.random.default_rng(self.video_seed).spawn(2))
         self._video = DifficultyProcess(rng[0], self.correlation, trace)
         self._profiling = DifficultyProcess(rng[1], self.correlation, trace).sample(
             self.profile_frames)
-        context.system.device().env.process(self._start())
+        context.start(self._start())
 
     # -- planning ------------------------------------------------------------
     def plan(self, job: Job) -> Plan:
@@ -208,7 +197,7 @@ class FlexDNN(Policy):
 
     def _row_times(self, trace, units: int) -> list[float]:
         """Kernel times alone on the processor at the top OPP, per row of ``trace``."""
-        dummy = Job(name="profile", trace=trace, device=self.context.system.default)
+        dummy = Job(name="profile", trace=trace, device=self.context.default_device)
         return [self.context.duration(dummy, row, self.processor, units)
                 for row in range(len(trace))]
 
@@ -272,24 +261,23 @@ class FlexDNN(Policy):
         """SimPy process at time 0: pace the camera and watch frame latencies."""
         self.adaptations = 0
         self._smoothed = None
-        env = self.context.system.device().env
         if self._job is None:
             return
-        runner = self.context.runners[self._job]
+        handle = self.context.job(self._job)
         if self.camera_fps:
-            Pacer(runner, 1.0 / self.camera_fps)
+            handle.pace(1.0 / self.camera_fps)
         if self.adapt:
-            runner.control.listeners.append(self._observe)
+            handle.on_iteration(self._observe)
         for when, share in self._shares:
-            if when > env.now:
-                yield env.timeout(when - env.now)
-            runner.set_share(share, self.processor)
+            if when > self.context.now:
+                yield self.context.timeout(when - self.context.now)
+            handle.set_share(share, self.processor)
 
-    def _observe(self, runner) -> None:
+    def _observe(self, handle) -> None:
         """Re-pick the depth cap from the profile after each frame (see module docstring)."""
-        start, end = runner.iteration_times[-1]
+        start, end = handle.iteration_times[-1]
         latency = end - start
-        taken, _ = self._frames[len(runner.iteration_times) - 1]
+        taken, _ = self._frames[len(handle.iteration_times) - 1]
         expected = self._frame_compute(taken)
         ratio = latency / expected if expected > 0 else 1.0
         w = self.smoothing

@@ -23,7 +23,7 @@ from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 from simulator.trace import Trace
 
 from ..split import serialize, split_across
-from .cpu import check_cpu, pin_frequency, thread_pool
+from .cpu import CpuConfig, CpuFreq, pin_frequency, thread_pool
 from .workload import fp32_trace, integer_trace, peak_memory
 
 TRAINING = {"model": "lenet5", "mode": "training", "batch": 4}
@@ -41,8 +41,7 @@ class CpuTraining(Policy):
     library = ""
     conformance = {"params": {"cpu": "big2"}, "workload": TRAINING}
 
-    def __init__(self, cpu: str = "big4", cpu_freq: str = "governor"):
-        check_cpu(cpu, cpu_freq)
+    def __init__(self, cpu: CpuConfig = "big4", cpu_freq: CpuFreq = "governor"):
         self.cpu = cpu
         self.cpu_freq = cpu_freq
 
@@ -51,7 +50,7 @@ class CpuTraining(Policy):
 
     def plan(self, job: Job) -> Plan:
         trace = serialize(self.training_trace(job))
-        pin_frequency(self.context.system.device(job.device), self.cpu_freq)
+        pin_frequency(self.context, job.device, self.cpu_freq)
         pool = thread_pool(self.context.processors(job.device), self.cpu, self.library)
         if len(pool) == 1:
             return Plan([pool[0][0]] * len(trace), trace=trace)
@@ -88,7 +87,7 @@ class MnnInt8(CpuTraining):
     name = "mnn-int8"
     library = "mnn"
 
-    def __init__(self, cpu: str = "big4", cpu_freq: str = "governor",
+    def __init__(self, cpu: CpuConfig = "big4", cpu_freq: CpuFreq = "governor",
                  algorithm: str = "niti"):
         super().__init__(cpu, cpu_freq)
         self.algorithm = algorithm

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from simulator.engine.dvfs import Performance, Powersave
 from simulator.errors import ConfigError
+from simulator.params import one_of
 from simulator.policy import Placement
 
 CPU_CONFIGS = {"big4": ("big", 4), "big2": ("big", 2), "big1": ("big", 1),
@@ -36,14 +37,9 @@ LITTLE_CLUSTERS = ("silver", "little")
 SHARED_COLUMNS = ("flops", "bytes_in", "bytes_out")
 
 
-def check_cpu(cpu: str, cpu_freq: str) -> None:
-    """Raise a :class:`ConfigError` for an unknown configuration or frequency setting."""
-    if cpu not in CPU_CONFIGS:
-        raise ConfigError(f"unknown CPU configuration {cpu!r}; expected one of "
-                          f"{', '.join(CPU_CONFIGS)}", path="cpu")
-    if cpu_freq not in CPU_FREQS:
-        raise ConfigError(f"unknown cpu_freq {cpu_freq!r}; expected one of "
-                          f"{', '.join(CPU_FREQS)}", path="cpu_freq")
+# parameter types of the CPU thread pool and its frequency (simulator.params)
+CpuConfig = one_of(tuple(CPU_CONFIGS))
+CpuFreq = one_of(CPU_FREQS)
 
 
 def thread_pool(specs: dict, cpu: str, library: str | None) -> list[tuple[Placement, float]]:
@@ -77,14 +73,14 @@ def thread_pool(specs: dict, cpu: str, library: str | None) -> list[tuple[Placem
     return parts
 
 
-def pin_frequency(device, cpu_freq: str) -> None:
+def pin_frequency(context, device: str, cpu_freq: str) -> None:
     """Set every CPU cluster of ``device`` to ``cpu_freq`` (``governor``: leave it)."""
     if cpu_freq == "governor":
         return
-    for local in device.domains:
+    for local in context.processors(device):
         if local.startswith("cpu."):
             governor = Performance() if cpu_freq == "max" else Powersave()
-            device.set_governor(local, governor)
+            context.pin_governor(local, governor, device)
 
 
 def thread_share(record: dict, fraction: float) -> dict:

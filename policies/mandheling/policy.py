@@ -24,14 +24,18 @@ zero-byte barrier on the DSP after the DSP's last kernels.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
+from pydantic import Field
 
 from simulator.errors import ConfigError
+from simulator.params import NonNegativeInt
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 
 from .batch_splitting import best_split, micro_batch
 from .co_scheduling import CPU, DSP, co_schedule, dsp_first
-from .cpu import check_cpu, pin_frequency, pool_duration, thread_pool
+from .cpu import CpuConfig, CpuFreq, pin_frequency, pool_duration, thread_pool
 from .parallel import per_processor_order, serial_order
 from .rescaling import (
     RescaleGroup,
@@ -78,16 +82,11 @@ class Mandheling(Policy):
 
     def __init__(self, co_scheduling: bool = True, adaptive_rescaling: bool = True,
                  batch_splitting: bool = True, subgraph_reuse: bool = True,
-                 parallel: bool = True, cpu: str = "big2", cpu_freq: str = "governor",
-                 algorithm: str = "niti", library: str = "mnn", start_batch: int = 500,
-                 split_threshold: float = 1.5):
-        check_cpu(cpu, cpu_freq)
-        if start_batch < 0:
-            raise ConfigError(f"start_batch must be >= 0; got {start_batch!r}",
-                              path="start_batch")
-        if split_threshold < 1:
-            raise ConfigError(f"split_threshold must be >= 1; got {split_threshold!r}",
-                              path="split_threshold")
+                 parallel: bool = True, cpu: CpuConfig = "big2",
+                 cpu_freq: CpuFreq = "governor",
+                 algorithm: str = "niti", library: str = "mnn",
+                 start_batch: NonNegativeInt = 500,
+                 split_threshold: Annotated[float, Field(ge=1)] = 1.5):
         self.co_scheduling = co_scheduling
         self.adaptive_rescaling = adaptive_rescaling
         self.batch_splitting = batch_splitting
@@ -107,7 +106,7 @@ class Mandheling(Policy):
         if DSP not in specs:
             raise ConfigError("mandheling needs a SoC with a 'dsp'")
         dsp = specs[DSP]
-        pin_frequency(self.context.system.device(job.device), self.cpu_freq)
+        pin_frequency(self.context, job.device, self.cpu_freq)
         pool = thread_pool(specs, self.cpu, self.library)
         rewrite = Rewrite(integer_trace(job, self.algorithm, require_dsp_support=True))
         groups = find_groups(rewrite) if self.adaptive_rescaling else []

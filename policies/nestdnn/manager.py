@@ -7,10 +7,10 @@ workload is an app (a ``multicapacity`` workload); the manager
   loads its model from flash (the SoC's storage, :mod:`simulator.engine.
   storage`) and then processes the camera's frames (at most ``camera_fps``,
   back to back when it cannot keep up); a killed app is suspended
-  and its frame in flight dropped (``runner.control``);
+  and its frame in flight dropped (``JobHandle.abort``);
 * on every start, kill and priority change asks its ``decide`` function for
   each running app's descendant and compute share, and applies it: shares at
-  once (``runner.set_share``: running kernels are re-timed), as work-conserving
+  once (``JobHandle.set_share``: running kernels are re-timed), as work-conserving
   weights by default (a share an idle app does not use goes to the busy ones,
   as Linux CFS does with cgroup ``cpu.shares``) or as caps; descendants by
   switching: an upgrade pages in the extra filters and the app keeps running
@@ -26,16 +26,13 @@ accuracy-vs-memory curve, :meth:`~workloads.multicapacity.profile.AppProfile.kne
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from simulator.engine.control import Pacer
-from simulator.errors import ConfigError
 from simulator.policy import Placement, Plan
 from workloads.lifecycle import KILL, PRIORITY, START, LifecycleEvent
-from workloads.multicapacity.profile import AppProfile
 from workloads.multicapacity.switching import MULTI_CAPACITY, switch_traffic
 
 from ..split import serialize
+from .apps import AppState
 from .scheduler import Allocation, Demand, Option, cost
 
 MB = 1e6
@@ -43,55 +40,11 @@ WEIGHTS, CAPS = "weights", "caps"
 SHARING = (WEIGHTS, CAPS)
 
 
-@dataclass
-class AppState:
-    """Run-time state of one app.
-
-    Attributes:
-        name: the app; job: its job's name.
-        profile: its multi-capacity model (latencies filled in).
-        baseline: index of its baseline (knee) descendant.
-        running: started and not killed.
-        resident: descendant in memory (-1: none).
-        active: descendant whose plan the job runs (-1: none yet).
-        target: descendant the scheduler chose.
-        loading: a page-in is in progress.
-        share: compute share.
-        priority: cost weight.
-        alive: seconds running (loading included); serving: seconds with a model.
-        accuracy_time: integral of the serving descendant's accuracy over time.
-        gain_time: integral of (accuracy - baseline accuracy) over time.
-    """
-
-    name: str
-    job: str
-    profile: AppProfile
-    baseline: int
-    running: bool = False
-    resident: int = -1
-    active: int = -1
-    target: int = -1
-    loading: bool = False
-    share: float = 1.0
-    priority: float = 1.0
-    since: float = 0.0
-    alive: float = 0.0
-    serving: float = 0.0
-    accuracy_time: float = 0.0
-    gain_time: float = 0.0
-    frames: int = 0
-    idle: bool = False  # waiting for the camera's next frame
-    effective: float = 0.0  # share applied to the job now
-
-    def sizes(self) -> list[float]:
-        return [d.memory for d in self.profile.descendants]
-
-
 class AppManager:
     """Drives the apps of one run (see the module docstring).
 
     Args:
-        context: the policy context (system, runners, rng).
+        context: the policy context (job handles, storage, processor specs).
         apps: app state per app name.
         processor: where the apps' kernels run; cores: units used (all if None).
         decide: ``running apps -> Allocation``; the policy's scheduler.
@@ -109,8 +62,7 @@ class AppManager:
                  max_inferences: int | None = None, camera_fps: float | None = None,
                  sharing: str = "weights", alpha: float = 0.0):
         self.context = context
-        self.env = context.system.device().env
-        self.storage = context.system.device().storage
+        self.storage = context.storage()
         self.apps = apps
         self.processor = processor
         spec = context.processors()[processor]
@@ -119,9 +71,6 @@ class AppManager:
         self.scheme = scheme
         self.max_inferences = max_inferences
         self.frame_interval = 1.0 / camera_fps if camera_fps else None
-        if sharing not in SHARING:
-            raise ConfigError(f"sharing must be one of {', '.join(SHARING)}; got {sharing!r}",
-                              path="sharing")
         self.sharing = sharing
         self.alpha = alpha
         self._cost = (0.0, 0.0)  # (sum, max) of the apps' costs since the last decision
@@ -156,39 +105,39 @@ class AppManager:
         """Suspend every app until the lifecycle starts it; count frames."""
         self._by_job = {app.job: app for app in self.apps.values()}
         for app in self.apps.values():
-            runner = self.context.runners[app.job]
-            runner.control.suspend()
-            runner.control.listeners.append(self._frame_done)
+            handle = self.context.job(app.job)
+            handle.suspend()
+            handle.on_iteration(self._frame_done)
             if self.frame_interval is not None:
-                Pacer(runner, self.frame_interval, self._waiting, self._frame_due)
+                handle.pace(self.frame_interval, self._waiting, self._frame_due)
 
     def lifecycle(self, events: list[LifecycleEvent], duration: float | None):
         """SimPy process: play the schedule; stop every app at ``duration``."""
         self.attach()
         for event in events:
-            if event.time > self.env.now:
-                yield self.env.timeout(event.time - self.env.now)
+            if event.time > self.context.now:
+                yield self.context.timeout(event.time - self.context.now)
             if self.stopped:
                 return
             self.handle(event)
         if duration is not None:
-            if duration > self.env.now:
-                yield self.env.timeout(duration - self.env.now)
+            if duration > self.context.now:
+                yield self.context.timeout(duration - self.context.now)
             self.stop_all()
 
     def handle(self, event: LifecycleEvent) -> None:
         """Apply one lifecycle event and reschedule."""
         self._count_concurrency()
         app = self.apps[event.app]
-        now = self.env.now
+        now = self.context.now
         self._account(app, now)
         if event.kind == START:
             app.running = True
         elif event.kind == KILL:
             app.running = False
-            runner = self.context.runners[app.job]
-            runner.control.suspend()
-            runner.control.abort()
+            handle = self.context.job(app.job)
+            handle.suspend()
+            handle.abort()
             # Its model leaves memory: pages are released, nothing is written back.
             self.page_out += app.sizes()[app.resident] if app.resident >= 0 else 0.0
             app.resident = app.active = app.target = -1
@@ -231,7 +180,7 @@ class AppManager:
         for share, app in sorted(zip(target, apps), key=lambda pair: pair[0] - pair[1].effective):
             if abs(share - app.effective) > 1e-12:
                 app.effective = share
-                self.context.runners[app.job].set_share(share, self.processor)
+                self.context.job(app.job).set_share(share, self.processor)
 
     def switch(self, app: AppState, index: int) -> None:
         """Make ``index`` the app's descendant (page-in first when needed)."""
@@ -252,10 +201,10 @@ class AppManager:
         self.page_in += traffic.page_in
         self.page_out += traffic.page_out
         app.loading = True
-        token = self.context.runners[app.job].control.epoch
+        token = self.context.job(app.job).epoch
 
         def loaded() -> None:
-            if not app.running or token != self.context.runners[app.job].control.epoch:
+            if not app.running or token != self.context.job(app.job).epoch:
                 return  # killed while loading
             app.loading = False
             app.resident = index
@@ -269,29 +218,29 @@ class AppManager:
             self.storage.read(traffic.page_in, loaded, f"{app.name}: descendant {index}")
 
     def _activate(self, app: AppState, index: int) -> None:
-        self._account(app, self.env.now)
+        self._account(app, self.context.now)
         self.switches += 0 <= app.active != index
         app.active = index
-        runner = self.context.runners[app.job]
-        runner.replan(self.plan(app, index))
+        handle = self.context.job(app.job)
+        handle.replan(self.plan(app, index))
         if app.running and not app.idle:
             self._rebalance()
-            runner.control.resume()
+            handle.resume()
 
-    def _frame_done(self, runner) -> None:
+    def _frame_done(self, handle) -> None:
         self.frames += 1
-        app = self._by_job[runner.job.name]
+        app = self._by_job[handle.name]
         app.frames += 1
         if self.max_inferences is not None and self.frames >= self.max_inferences:
             self.stop_all()
 
-    def _waiting(self, runner) -> None:
+    def _waiting(self, handle) -> None:
         """A frame processed early waits for the camera's next one: its share goes idle."""
-        self._by_job[runner.job.name].idle = True
+        self._by_job[handle.name].idle = True
         self._rebalance()
 
-    def _frame_due(self, runner) -> bool:
-        app = self._by_job[runner.job.name]
+    def _frame_due(self, handle) -> bool:
+        app = self._by_job[handle.name]
         app.idle = False
         if self.stopped or not app.running or app.active < 0:
             return False
@@ -304,13 +253,13 @@ class AppManager:
             return
         self.stopped = True
         self._count_concurrency()
-        now = self.env.now
+        now = self.context.now
         self.end = now
         for app in self.apps.values():
             self._account(app, now)
-            runner = self.context.runners[app.job]
-            runner.control.abort()
-            runner.control.stop()
+            handle = self.context.job(app.job)
+            handle.abort()
+            handle.stop()
 
     # -- accounting ----------------------------------------------------------
     def _account(self, app: AppState, now: float) -> None:
@@ -335,13 +284,13 @@ class AppManager:
         self._cost = (sum(costs), max(costs, default=0.0))
 
     def _integrate_cost(self) -> None:
-        now = self.env.now
+        now = self.context.now
         for i in (0, 1):
             self.cost_time[i] += self._cost[i] * (now - self._cost_since)
         self._cost_since = now
 
     def _count_concurrency(self) -> None:
-        now = self.env.now
+        now = self.context.now
         running = sum(a.running for a in self.apps.values())
         self.concurrency[running] = self.concurrency.get(running, 0.0) + now - self._count_since
         self._count_since = now
@@ -355,7 +304,7 @@ class AppManager:
             levels: concurrency levels to report time shares for.
             iterations: (start, end) of each completed frame per job.
         """
-        now = self.env.now
+        now = self.context.now
         if not self.stopped:
             self._count_concurrency()
             for app in self.apps.values():

@@ -25,13 +25,15 @@ decision), ``time_share_<n>apps_pct`` and ``<app>.frame_rate_fps``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import ConfigDict, Field
+from typing_extensions import TypedDict
 
 from simulator.errors import ConfigError
+from simulator.params import Bytes, PositiveFloat, PositiveInt, one_of
 from simulator.policy import POLICIES, Job, Plan, Policy
-from simulator.units import UnitError, parse_quantity
 from workloads.lifecycle import START, Lifecycle, LifecycleEvent
 from workloads.multicapacity.latency import profile_latencies
 from workloads.multicapacity.profile import load_profiles
@@ -47,11 +49,27 @@ PAPER_LIFECYCLE = {"p_start": 0.5789, "min_apps": 2, "max_apps": 6, "period": 1.
                    "duration": 60.0, "initial": None, "p_priority": 0.0, "seed": None}
 
 
-def _bytes(value: Any, path: str) -> float:
-    try:
-        return parse_quantity(value, "bytes")
-    except UnitError as err:
-        raise ConfigError(str(err), path=path) from None
+
+
+class LifecycleOverrides(TypedDict, total=False):
+    """Keys of the paper's lifecycle a ``lifecycle:`` mapping may override (the
+    lifecycle itself checks their values)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
+    p_start: Any
+    min_apps: Any
+    max_apps: Any
+    period: Any
+    duration: Any
+    initial: Any
+    p_priority: Any
+    seed: int | None
+
+
+Alpha = Annotated[float, Field(ge=0)]
+LifecycleChoice = Literal["paper", "static"] | LifecycleOverrides
+Scheme = one_of(SCHEMES)
+Sharing = one_of(SHARING)
 
 
 class AppMix(Policy):
@@ -83,35 +101,20 @@ class AppMix(Policy):
                    "workload": {"name": "VS", "model": "multicapacity",
                                 "options": {"app": "VS"}}}
 
-    def __init__(self, alpha: float = 0.01, processor: str = "cpu.big",
-                 cores: int | None = None, memory: str = "400 MB", profile: str = "nestdnn",
-                 lifecycle: str | dict = "paper", scheme: str = "multi-capacity",
-                 max_inferences: int | None = None, camera_fps: float | None = 30.0,
-                 sharing: str = "weights"):
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or alpha < 0:
-            raise ConfigError(f"alpha must be a number >= 0; got {alpha!r}", path="alpha")
+    def __init__(self, alpha: Alpha = 0.01, processor: str = "cpu.big",
+                 cores: PositiveInt | None = None, memory: Bytes = "400 MB",
+                 profile: str = "nestdnn", lifecycle: LifecycleChoice = "paper",
+                 scheme: Scheme = "multi-capacity", max_inferences: PositiveInt | None = None,
+                 camera_fps: PositiveFloat | None = 30.0, sharing: Sharing = "weights"):
         self.alpha = float(alpha)
         self.processor = processor
         self.cores = cores
         self.memory = memory
-        self._memory = _bytes(memory, "memory")
+        self._memory = float(memory)
         self.profile = profile
-        if scheme not in SCHEMES:
-            raise ConfigError(f"scheme must be one of {', '.join(SCHEMES)}; got {scheme!r}",
-                              path="scheme")
         self.scheme = scheme
-        if max_inferences is not None and (not isinstance(max_inferences, int)
-                                           or max_inferences < 1):
-            raise ConfigError("max_inferences must be a positive integer", path="max_inferences")
         self.max_inferences = max_inferences
-        if camera_fps is not None and (not isinstance(camera_fps, (int, float))
-                                       or camera_fps <= 0):
-            raise ConfigError("camera_fps must be a positive number or null",
-                              path="camera_fps")
         self.camera_fps = camera_fps
-        if sharing not in SHARING:
-            raise ConfigError(f"sharing must be one of {', '.join(SHARING)}; got {sharing!r}",
-                              path="sharing")
         self.sharing = sharing
         self.lifecycle = lifecycle
         self._lifecycle = self._lifecycle_params(lifecycle)
@@ -121,35 +124,18 @@ class AppMix(Policy):
     def _lifecycle_params(value: str | dict) -> dict | None:
         if value == "static":
             return None
-        if value == "paper":
-            return dict(PAPER_LIFECYCLE)
-        if isinstance(value, dict):
-            unknown = set(value) - set(PAPER_LIFECYCLE)
-            if unknown:
-                raise ConfigError(f"unknown key {sorted(unknown)[0]!r}; lifecycle takes "
-                                  f"{', '.join(PAPER_LIFECYCLE)}", path="lifecycle")
-            merged = {**PAPER_LIFECYCLE, **value}
-            if merged["seed"] is not None and (isinstance(merged["seed"], bool)
-                                               or not isinstance(merged["seed"], int)):
-                raise ConfigError(f"seed must be an integer or null; got {merged['seed']!r}",
-                                  path="lifecycle.seed")
-            return merged
-        raise ConfigError(f"lifecycle must be 'paper', 'static' or a mapping; got {value!r}",
-                          path="lifecycle")
+        return {**PAPER_LIFECYCLE, **(value if isinstance(value, dict) else {})}
 
     # -- binding and planning ---------------------------------------------------
     def bind(self, context) -> None:
         super().bind(context)
-        specs = context.processors()
-        if self.processor not in specs:
-            raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
-                              f"{', '.join(specs)}", path="processor")
+        context.require_processor(self.processor)
         profiles = load_profiles(self.profile)
-        self._profiles = profile_latencies(profiles, context.system.device().spec,
+        self._profiles = profile_latencies(profiles, context.soc(),
                                            self.processor, self.cores)
         self.rng = context.rng.spawn(1)[0]
         self.manager: AppManager | None = None
-        context.system.device().env.process(self._run())
+        context.start(self._run())
 
     def plan(self, job: Job) -> Plan:
         options = job.params.get("options") or {}
@@ -220,16 +206,16 @@ class _NestDNN(AppMix):
 
     objective = "total"
 
-    def __init__(self, alpha: float = 0.01, cached: bool = True, cache_fraction: float = 0.7,
-                 refresh_every: int = 10, units: int = 100, processor: str = "cpu.big",
-                 cores: int | None = None, memory: str = "400 MB", profile: str = "nestdnn",
-                 lifecycle: str | dict = "paper", scheme: str = "multi-capacity",
-                 max_inferences: int | None = None, camera_fps: float | None = 30.0,
-                 sharing: str = "weights"):
+    def __init__(self, alpha: Alpha = 0.01, cached: bool = True,
+                 cache_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.7,
+                 refresh_every: PositiveInt = 10, units: PositiveInt = 100,
+                 processor: str = "cpu.big", cores: PositiveInt | None = None,
+                 memory: Bytes = "400 MB", profile: str = "nestdnn",
+                 lifecycle: LifecycleChoice = "paper", scheme: Scheme = "multi-capacity",
+                 max_inferences: PositiveInt | None = None,
+                 camera_fps: PositiveFloat | None = 30.0, sharing: Sharing = "weights"):
         super().__init__(alpha, processor, cores, memory, profile, lifecycle, scheme,
                          max_inferences, camera_fps, sharing)
-        if not isinstance(units, int) or units < 1:
-            raise ConfigError("units must be a positive integer", path="units")
         self.cached = cached
         self.cache_fraction = cache_fraction
         self.refresh_every = refresh_every

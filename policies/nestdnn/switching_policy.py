@@ -16,11 +16,14 @@ Metrics: ``switches``, ``page_in_mb``, ``page_out_mb``, ``switching_time_s``,
 from __future__ import annotations
 
 from simulator.errors import ConfigError
+from simulator.params import NonNegativeInt, one_of
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 from workloads.multicapacity.profile import load_profiles
 from workloads.multicapacity.switching import SCHEMES, switch_traffic
 
 from .manager import MB
+
+Scheme = one_of(SCHEMES)
 
 
 @POLICIES.register("nestdnn-switching")
@@ -40,13 +43,8 @@ class NestDNNSwitching(Policy):
                    "workload": {"name": "VS", "model": "multicapacity",
                                 "options": {"app": "VS"}}}
 
-    def __init__(self, switches: int = 250, scheme: str = "multi-capacity",
+    def __init__(self, switches: NonNegativeInt = 250, scheme: Scheme = "multi-capacity",
                  profile: str = "nestdnn", processor: str = "cpu.big"):
-        if not isinstance(switches, int) or switches < 0:
-            raise ConfigError("switches must be an integer >= 0", path="switches")
-        if scheme not in SCHEMES:
-            raise ConfigError(f"scheme must be one of {', '.join(SCHEMES)}; got {scheme!r}",
-                              path="scheme")
         self.switches = switches
         self.scheme = scheme
         self.profile = profile
@@ -60,7 +58,7 @@ class NestDNNSwitching(Policy):
         self.page_in = self.page_out = 0.0
         self.done = 0
         self.end = 0.0
-        context.system.device().env.process(self._run())
+        context.start(self._run())
 
     def plan(self, job: Job) -> Plan:
         options = job.params.get("options") or {}
@@ -72,11 +70,10 @@ class NestDNNSwitching(Policy):
         return Plan([Placement(self.processor)] * len(job.trace))
 
     def _run(self):
-        env = self.context.system.device().env
-        storage = self.context.system.device().storage
-        runners = self.context.runners
-        for runner in runners.values():
-            runner.control.suspend()  # the benchmark runs no inference
+        storage = self.context.storage()
+        handles = self.context.jobs()
+        for handle in handles:
+            handle.suspend()  # the benchmark runs no inference
         jobs = sorted(self._apps)
         sizes = {job: [d.memory for d in self._profiles[self._apps[job]].descendants]
                  for job in jobs}
@@ -94,14 +91,14 @@ class NestDNNSwitching(Policy):
                 if storage is None:
                     raise ConfigError("nestdnn-switching needs a SoC with storage "
                                       "(storage: in the SoC file)")
-                done = env.event()
+                done = self.context.event()
                 storage.read(traffic.page_in, done.succeed, f"{job}: switch to {target}")
                 yield done
             resident[job] = target
             self.done += 1
-        self.end = env.now
-        for runner in runners.values():
-            runner.control.stop()
+        self.end = self.context.now
+        for handle in handles:
+            handle.stop()
 
     def metrics(self, result, iterations) -> dict[str, float]:
         energy = result.metrics.get("energy_j", 0.0)

@@ -31,16 +31,23 @@ is ``xenos``.
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 from simulator.errors import ConfigError
+from simulator.params import PositiveSeconds, one_of
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 
 from ..rewrite import Rewriter
 from .dos import POSITION_LOCAL, RECURRENT, config_for, emit_operator, operator_time
 from .partition import AXES, CHANNEL_LOCAL, extent, split
-from .policy import add_traffic, parse_period, prepare
+from .policy import L2Fraction, add_traffic, prepare, seconds
 
 PARTITIONS = (*AXES, "mixed")
 SYNCS = ("ps", "ring")
+Partition = one_of(PARTITIONS)
+Sync = one_of(SYNCS)
 WINDOWED = ("conv", "dwconv", "deconv", "maxpool", "avgpool")
 
 
@@ -89,18 +96,10 @@ class DXenos(Policy):
     conformance = {"params": {"processor": "cpu.silver"},
                    "workload": {"model": "lenet5", "batch": 1}}
 
-    def __init__(self, boards: list[str] | None = None, partition: str = "mixed",
-                 sync: str = "ring", processor: str = "dsp", horizontal: bool = True,
-                 vertical: bool = True, l2_fraction: float = 0.5,
-                 traffic_period: str | None = None):
-        if partition not in PARTITIONS:
-            raise ConfigError(f"partition must be one of {', '.join(PARTITIONS)}; "
-                              f"got {partition!r}", path="partition")
-        if sync not in SYNCS:
-            raise ConfigError(f"sync must be one of {', '.join(SYNCS)}; got {sync!r}",
-                              path="sync")
-        if boards is not None and (not isinstance(boards, list) or not boards):
-            raise ConfigError("boards must be a non-empty list of device names", path="boards")
+    def __init__(self, boards: Annotated[list[str], Field(min_length=1)] | None = None,
+                 partition: Partition = "mixed", sync: Sync = "ring",
+                 processor: str = "dsp", horizontal: bool = True, vertical: bool = True,
+                 l2_fraction: L2Fraction = 0.5, traffic_period: PositiveSeconds | None = None):
         self.boards = boards
         self.partition = partition
         self.sync = sync
@@ -109,20 +108,19 @@ class DXenos(Policy):
         self.vertical = bool(vertical)
         self.l2_fraction = float(l2_fraction)
         self.traffic_period = traffic_period
-        self._period = parse_period(traffic_period)
+        self._period = seconds(traffic_period)
         self._plans: dict[str, Plan] = {}
         self._axes: list[str] = []
 
     # -- set-up -----------------------------------------------------------------
     def _boards(self, job: Job) -> list[str]:
-        system = self.context.system
-        boards = list(self.boards or [job.device, *(d for d in system.devices
-                                                    if d != job.device)])
+        devices = self.context.devices()
+        boards = list(self.boards or [job.device, *(d for d in devices if d != job.device)])
         for board in boards:
-            if board not in system.devices:
+            if board not in devices:
                 raise ConfigError(f"unknown device {board!r}; devices are "
-                                  f"{', '.join(system.devices)}", path="boards")
-            if self.processor not in system.devices[board].processors:
+                                  f"{', '.join(devices)}", path="boards")
+            if self.processor not in self.context.processors(board):
                 raise ConfigError(f"device {board!r} has no processor {self.processor!r}",
                                   path="processor")
         return boards
@@ -165,12 +163,12 @@ class DXenos(Policy):
                 valid = self._valid(record, count)
                 out.append(self.partition if self.partition in valid else valid[0])
             return out
-        device = self.context.system.device(job.device)
-        frequency = device.spec.processors()[self.processor].opps[-1].frequency
+        frequency = self.context.processor_spec(self.processor, job.device).opps[-1].frequency
+        cost_model = self.context.cost_model(job.device)
         op_time: dict[tuple[int, str], float] = {}
         for row, record in enumerate(records):
             for axis in self._valid(record, count):
-                op_time[row, axis] = max(operator_time(device.cost_model, part,
+                op_time[row, axis] = max(operator_time(cost_model, part,
                                                        self.processor, cfg, frequency)
                                          for part in split(record, count, axis))
 
@@ -217,13 +215,9 @@ class DXenos(Policy):
     # -- the plan ------------------------------------------------------------------
     def plan(self, job: Job) -> Plan:
         boards = self._boards(job)
-        device = self.context.system.device(job.device)
-        specs = device.spec.processors()
-        if self.processor not in specs:
-            raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
-                              f"{', '.join(specs)}", path="processor")
-        cfg = config_for(specs[self.processor], device.spec, None, self.horizontal,
-                         self.l2_fraction)
+        spec = self.context.require_processor(self.processor, job.device)
+        cfg = config_for(spec, self.context.soc(job.device), None,
+                         self.horizontal, self.l2_fraction)
         trace = prepare(job.trace, self.vertical, cfg.units)
         axes = self._axes = self._choose(job, trace, boards, cfg)
         records = trace.table.to_dict("records")

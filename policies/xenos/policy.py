@@ -10,7 +10,11 @@ another, each on all the units.
 
 from __future__ import annotations
 
-from simulator.errors import ConfigError
+from typing import Annotated
+
+from pydantic import Field
+
+from simulator.params import PositiveInt, PositiveSeconds
 from simulator.policy import POLICIES, Job, Plan, Policy
 
 from ..rewrite import Rewriter
@@ -35,6 +39,10 @@ def prepare(trace, vertical: bool, tiles: int):
     return trace_from_table(table, source=f"{trace.source} (vanilla layouts)")
 
 
+# share of each unit's private memory given to weights
+L2Fraction = Annotated[float, Field(gt=0, le=1)]
+
+
 @POLICIES.register("xenos")
 class Xenos(Policy):
     """Xenos on one device's multi-unit processor.
@@ -55,30 +63,21 @@ class Xenos(Policy):
                    "workload": {"model": "lenet5", "batch": 1}}
 
     def __init__(self, processor: str = "dsp", horizontal: bool = True, vertical: bool = True,
-                 units: int | None = None, l2_fraction: float = 0.5,
-                 traffic_period: str | None = None):
-        if units is not None and (not isinstance(units, int) or units < 1):
-            raise ConfigError(f"units must be a positive integer; got {units!r}", path="units")
-        if not isinstance(l2_fraction, (int, float)) or not 0 < l2_fraction <= 1:
-            raise ConfigError(f"l2_fraction must be in (0, 1]; got {l2_fraction!r}",
-                              path="l2_fraction")
+                 units: PositiveInt | None = None, l2_fraction: L2Fraction = 0.5,
+                 traffic_period: PositiveSeconds | None = None):
         self.processor = processor
         self.horizontal = bool(horizontal)
         self.vertical = bool(vertical)
         self.units = units
         self.l2_fraction = float(l2_fraction)
         self.traffic_period = traffic_period
-        self._period = parse_period(traffic_period)
+        self._period = seconds(traffic_period)
         self._plans: dict[str, Plan] = {}
 
     def plan(self, job: Job) -> Plan:
-        device = self.context.system.device(job.device)
-        specs = device.spec.processors()
-        if self.processor not in specs:
-            raise ConfigError(f"unknown processor {self.processor!r}; this SoC has "
-                              f"{', '.join(specs)}", path="processor")
-        cfg = config_for(specs[self.processor], device.spec, self.units, self.horizontal,
-                         self.l2_fraction)
+        spec = self.context.require_processor(self.processor, job.device)
+        cfg = config_for(spec, self.context.soc(job.device), self.units,
+                         self.horizontal, self.l2_fraction)
         trace = prepare(job.trace, self.vertical, cfg.units)
         rw = Rewriter(trace)
         for row in range(len(trace)):
@@ -94,19 +93,9 @@ class Xenos(Policy):
         return {}
 
 
-def parse_period(value: str | None) -> float | None:
-    """Seconds of a ``traffic_period`` parameter (None stays None)."""
-    if value is None:
-        return None
-    from simulator.units import UnitError, parse_quantity
-
-    try:
-        seconds = parse_quantity(value, "time")
-    except UnitError as err:
-        raise ConfigError(str(err), path="traffic_period") from None
-    if seconds <= 0:
-        raise ConfigError(f"must be positive; got {value!r}", path="traffic_period")
-    return seconds
+def seconds(period: float | None) -> float | None:
+    """A parsed ``traffic_period`` as a plain float (None stays None)."""
+    return None if period is None else float(period)
 
 
 def add_traffic(context, result, plans: dict[str, Plan], period: float | None) -> None:
@@ -115,8 +104,8 @@ def add_traffic(context, result, plans: dict[str, Plan], period: float | None) -
         return
     kernels = result.kernels
     for job, plan in plans.items():
-        runner = context.runners.get(job)
-        device = runner.job.device if runner is not None else context.system.default
+        handles = {handle.name: handle for handle in context.jobs()}
+        device = handles[job].device if job in handles else context.default_device
         context.samples.extend(traffic_samples(kernels[kernels["job"] == job],
-                                               plan.placements, plan.trace, context.system,
+                                               plan.placements, plan.trace, context,
                                                device, period))

@@ -16,7 +16,7 @@ from collections import defaultdict
 import numpy as np
 
 
-def traffic_samples(kernels, placements, trace, system, default_device: str,
+def traffic_samples(kernels, placements, trace, context, default_device: str,
                     period: float) -> list[tuple[float, str, float]]:
     """Per-level traffic of one job's kernels as ``(time_s, name, B/s)`` samples.
 
@@ -25,7 +25,7 @@ def traffic_samples(kernels, placements, trace, system, default_device: str,
             of the job whose plan this is.
         placements: the plan's placement per trace row.
         trace: the trace the plan ran.
-        system: the run's system (cost models).
+        context: the run's policy context (cost models).
         default_device: the job's device (names without a ``device:`` prefix).
         period: bin width (s).
 
@@ -40,8 +40,8 @@ def traffic_samples(kernels, placements, trace, system, default_device: str,
     series: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(bins))
     for row, start, stop in zip(kernels["row"], kernels["start_s"], kernels["end_s"]):
         placement = placements[int(row)]
-        device, local = system.resolve(placement.processor, default_device)
-        cost = system.devices[device].cost_model.kernel_cost(
+        device, local = context.resolve(placement.processor, default_device)
+        cost = context.cost_model(device).kernel_cost(
             local, placement.units, records[int(row)], placement.library,
             placement.memory_share)
         prefix = "" if device == default_device else f"{device}:"

@@ -3,9 +3,9 @@
 Apps on a phone start and stop while others run, and a scheduler re-divides
 the processors among them (NestDNN). Every :class:`~simulator.engine.
 job_runner.JobRunner` has a :class:`RunControl` (``runner.control``), and a
-policy reaches the runners through ``PolicyContext.runners`` (job name ->
-runner, filled before the run starts) to drive them from its own SimPy
-processes:
+policy drives it from its own SimPy processes through the job's
+:class:`~simulator.engine.job_handle.JobHandle` (``PolicyContext.job(name)``,
+available once the run starts), whose methods map onto these:
 
 * ``suspend()``: no new iteration starts until ``resume()`` (the one in
   flight finishes); a job suspended at time 0 is an app not yet started;

@@ -1,15 +1,23 @@
-"""One simulation run: build -> run -> collect.
+"""One simulation run: build -> plan -> run -> collect.
 
-:func:`simulate` takes a fully resolved experiment (no sweep left) and a seed,
-builds a fresh SimPy environment with its devices, jobs and policy, runs it to
-completion and returns a :class:`RunResult`. Nothing is shared between runs,
-so several simulations can run in one process.
+:class:`Simulation` takes a fully resolved experiment (no sweep left) and a
+seed and goes through four explicit phases:
+
+1. :meth:`Simulation.build`: a fresh SimPy environment with its devices, links,
+   jobs and bound policy (nothing runs yet: code that needs a run's components,
+   e.g. to time a policy's decisions, stops here);
+2. :meth:`Simulation.plan`: the policy's plan for every job, and a job runner
+   per plan;
+3. :meth:`Simulation.run`: the SimPy run to completion or the time limit;
+4. :meth:`Simulation.collect`: the :class:`RunResult` (tables and metrics).
+
+:func:`simulate` does all four. Nothing is shared between runs, so several
+simulations can run in one process.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,41 +25,21 @@ import pandas as pd
 import simpy
 
 from ..errors import ConfigError
-from ..library import load_soc
+from ..metrics import collect_metrics
 from ..network.build import build_links
-from ..policy import Job, PolicyContext, make_policy
-from ..registry import WORKLOADS
-from ..spec.experiment import ExperimentSpec, WorkloadSpec
+from ..policy import Job, Policy, PolicyContext, make_policy
+from ..spec.experiment import ExperimentSpec
 from ..spec.soc import SocSpec
-from ..trace import Trace, load_trace
+from ..trace import Trace
 from .audit import Audit
+from .build import DEFAULT_DEVICE, build_devices, build_jobs, build_trace, load_device_specs
 from .device import Device
-from .dvfs import GOVERNORS, Governor
 from .job_runner import JobRunner
 from .processor import Processor, Task
+from .result import RunResult
 from .system import System
 
-DEFAULT_DEVICE = "device"
-
-
-@dataclass
-class RunResult:
-    """Everything one run produced.
-
-    Attributes:
-        metrics: scalar metrics, units in the names (``latency_s``, ``energy_j``).
-        kernels: one row per executed kernel (job, iteration, id, processor, start_s, end_s...).
-        transfers: one row per channel transfer.
-        timeseries: long table ``time_s, name, value`` (temperatures, frequencies, powers).
-        wall_time_s: wall-clock seconds the run took.
-    """
-
-    metrics: dict[str, float]
-    kernels: pd.DataFrame
-    transfers: pd.DataFrame
-    timeseries: pd.DataFrame
-    wall_time_s: float = 0.0
-    meta: dict = field(default_factory=dict)
+__all__ = ["DEFAULT_DEVICE", "RunResult", "Simulation", "build_trace", "simulate"]
 
 
 class _Recorder:
@@ -70,59 +58,137 @@ class _Recorder:
         self.transfers.append((channel.name, label, nbytes, start, end))
 
 
-def build_trace(workload: WorkloadSpec, base: Path | None = None) -> Trace:
-    """The kernel trace of one workload (zoo model or trace file)."""
-    if workload.trace is not None:
-        path = Path(workload.trace)
-        if not path.is_absolute() and base is not None and (base / path).exists():
-            path = base / path
-        trace = load_trace(path)
-    else:
-        # the model zoo's generator, found through its registry (a plugin of the core)
-        generate_trace = WORKLOADS.get("zoo")
-        params = {k: v for k, v in (("input_size", workload.input_size),
-                                    ("num_classes", workload.num_classes),
-                                    ("width", workload.width),
-                                    ("algorithm", workload.algorithm),
-                                    ("stem", workload.stem)) if v is not None}
-        params.update(workload.options)
-        trace = generate_trace(workload.model, mode=workload.mode, batch=workload.batch,
-                               precision=workload.precision or "fp32", **params)
-    if workload.precision is not None and workload.algorithm is None:
-        trace = trace.with_precision(workload.precision)
-    return trace
+class Simulation:
+    """One run of a resolved experiment, phase by phase (see the module docstring).
 
+    Args:
+        exp: the experiment, with no sweep left to expand.
+        seed: the run's seed (``exp.seed`` if None).
+        base: folder relative paths in the experiment are resolved against.
+        traces: in-memory traces replacing workload ``i``'s trace (tests, checks).
+        soc: a device description to use instead of loading ``exp.soc`` (calibration).
+        audit: check the engine's promises on every kernel as the run goes
+            (:mod:`simulator.engine.audit`; tests): a broken one raises
+            :class:`~simulator.engine.audit.InvariantViolation`.
 
-def _governors(exp: ExperimentSpec, soc) -> dict[str, Governor]:
-    governors = {}
-    for local in soc.processors():
-        choice = exp.dvfs.domains.get(local, exp.dvfs)
-        name = choice.governor or exp.dvfs.governor or soc.default_governor
-        params = choice.params() if choice is not exp.dvfs else exp.dvfs.params()
-        cls = GOVERNORS.get(name, path=f"dvfs.domains.{local}.governor"
-                            if local in exp.dvfs.domains else "dvfs.governor")
-        try:
-            governors[local] = cls(**_accepted(cls, params))
-        except TypeError as err:
-            raise ConfigError(f"governor {name!r}: {err}", path="dvfs") from None
-    for local in exp.dvfs.domains:
-        if local not in governors:
-            raise ConfigError(f"unknown frequency domain {local!r}; this SoC has "
-                              f"{', '.join(governors)}", path=f"dvfs.domains.{local}")
-    return governors
+    Attributes (after :meth:`build`):
+        env: the SimPy environment.
+        system: devices and links (``system.devices`` by name).
+        jobs: one :class:`~simulator.policy.Job` per workload.
+        policy: the bound policy.
+        context: the :class:`~simulator.policy.PolicyContext` it was bound to.
 
+    Attributes (after :meth:`plan`): ``runners``, one job runner per job.
+    """
 
-def _accepted(cls, params: dict) -> dict:
-    import inspect
+    def __init__(self, exp: ExperimentSpec, seed: int | None = None, base: Path | None = None,
+                 traces: dict[int, Trace] | None = None, soc: SocSpec | None = None,
+                 audit: bool = False):
+        self.exp = exp
+        self.seed = exp.seed if seed is None else seed
+        self.base = base
+        self._traces = traces
+        self._soc = soc
+        self._audit = Audit() if audit else None
+        self._phase = "new"
+        self.runners: list[JobRunner] = []
 
-    names = set(inspect.signature(cls.__init__).parameters) - {"self"}
-    return {k: v for k, v in params.items() if k in names}
+    def _enter(self, phase: str, after: str) -> None:
+        if self._phase != after:
+            raise RuntimeError(f"Simulation.{phase}() comes after {after}(); "
+                               f"the last phase done is {self._phase}")
+        self._phase = phase
+
+    @property
+    def devices(self) -> dict[str, Device]:
+        """Devices by name (after :meth:`build`)."""
+        return self.system.devices
+
+    def build(self) -> Simulation:
+        """Build the environment, devices, links, jobs and policy; bind the policy.
+
+        Returns:
+            self, so that ``Simulation(exp).build()`` reads as one step.
+
+        Raises:
+            ConfigError: bad devices, governors, links, workloads or policy parameters.
+        """
+        self._enter("build", "new")
+        self.wall_start = time.perf_counter()
+        # one generator per run; links and the policy draw from it in this order
+        self.rng = np.random.default_rng(self.seed)
+        self.env = simpy.Environment()
+        self.recorder = _Recorder()
+        specs = load_device_specs(self.exp, self.base, self._soc)
+        devices = build_devices(self.env, self.exp, specs, self.recorder.task,
+                                self.recorder.transfer)
+        self.system = System(devices)
+        build_links(self.env, self.exp.links, self.system, self.rng, self.recorder.transfer,
+                    self.base)
+        self.jobs: list[Job] = build_jobs(self.exp, devices, self.base, self._traces)
+        self.policy: Policy = make_policy(dict(self.exp.policy))
+        self.context = PolicyContext(system=self.system, rng=self.rng)
+        self.policy.bind(self.context)
+        return self
+
+    def plan(self) -> Simulation:
+        """Ask the policy for every job's plan and make a job runner per plan.
+
+        Raises:
+            ConfigError: a plan the engine cannot run (path under ``policy``).
+        """
+        self._enter("plan", "build")
+        for job in self.jobs:
+            try:
+                plan = self.policy.plan(job)
+                self.runners.append(JobRunner(self.env, self.system, job, plan, self._audit))
+            except ConfigError as err:
+                raise err.within(prefix="policy") from None
+        self.context.attach({job.name: runner for job, runner in zip(self.jobs, self.runners)})
+        return self
+
+    def run(self) -> Simulation:
+        """Run until every job is done or the experiment's ``time_limit`` (simulated s)."""
+        self._enter("run", "plan")
+        env = self.env
+        for dev in self.system.devices.values():
+            env.process(dev.sampler())
+        for runner in self.runners:
+            env.process(runner.process())
+        all_done = simpy.AllOf(env, [r.done for r in self.runners])
+        if self.exp.time_limit is not None:
+            env.run(until=simpy.AnyOf(env, [all_done, env.timeout(self.exp.time_limit)]))
+        else:
+            env.run(until=all_done)
+        for dev in self.system.devices.values():
+            dev.finish()
+        return self
+
+    def collect(self) -> RunResult:
+        """The run's tables and metrics (the policy's own metrics and samples included)."""
+        self._enter("collect", "run")
+        result = collect_metrics(self.env, self.system, self.jobs, self.runners, self.recorder)
+        result.metrics.update(self.policy.metrics(
+            result, {job.name: list(runner.iteration_times)
+                     for job, runner in zip(self.jobs, self.runners)}))
+        samples = self.context.samples
+        if samples:
+            result.timeseries = pd.concat(
+                [result.timeseries, pd.DataFrame(samples, columns=result.timeseries.columns)],
+                ignore_index=True)
+        result.metrics = {k: float(v) for k, v in result.metrics.items()}
+        result.metrics["seed"] = self.seed
+        if self._audit is not None:
+            result.meta["audit"] = {"iterations": self._audit.iterations,
+                                    "kernels": self._audit.kernels}
+        result.wall_time_s = time.perf_counter() - self.wall_start
+        return result
 
 
 def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = None,
              traces: dict[int, Trace] | None = None, soc: SocSpec | None = None,
              audit: bool = False) -> RunResult:
-    """Run one resolved experiment.
+    """Run one resolved experiment: build, plan, run and collect (see :class:`Simulation`).
 
     Args:
         exp: the experiment, with no sweep left to expand.
@@ -134,100 +200,4 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
             (:mod:`simulator.engine.audit`; tests): a broken one raises
             :class:`~simulator.engine.audit.InvariantViolation`.
     """
-    wall = time.perf_counter()
-    seed = exp.seed if seed is None else seed
-    rng = np.random.default_rng(seed)
-    env = simpy.Environment()
-    recorder = _Recorder()
-    soc = soc or load_soc(exp.soc, base)
-    specs = {DEFAULT_DEVICE: soc}
-    for name, entry in exp.devices.items():
-        if name == DEFAULT_DEVICE:
-            if entry.soc is not None:
-                raise ConfigError(f"{DEFAULT_DEVICE!r} is the experiment's own device: its "
-                                  "SoC is the top-level 'soc'", path=f"devices.{name}.soc")
-            continue
-        if entry.soc is None:
-            raise ConfigError("a device needs a 'soc'", path=f"devices.{name}")
-        try:
-            specs[name] = load_soc(entry.soc, base)
-        except ConfigError as err:
-            raise err if err.file else err.within(prefix=f"devices.{name}.soc") from None
-    multi = len(specs) > 1
-    devices = {}
-    for name, spec in specs.items():
-        if exp.thermal.ambient is not None:
-            spec = spec.model_copy(update={"thermal": spec.thermal.model_copy(
-                update={"ambient": exp.thermal.ambient})})
-        sample_every = max(1, round(exp.outputs.sample_period / spec.thermal.step))
-        devices[name] = Device(env, name, spec, _governors(exp, spec), recorder.task,
-                               recorder.transfer, prefix=f"{name}:" if multi else "",
-                               initial_temperature=exp.thermal.initial,
-                               thermal_governor=exp.thermal.governor,
-                               sample_every=sample_every,
-                               slowdown=exp.devices[name].slowdown
-                               if name in exp.devices else 1.0)
-    system = System(devices)
-    build_links(env, exp.links, system, rng, recorder.transfer, base)
-
-    jobs = []
-    for i, workload in enumerate(exp.workloads()):
-        trace = traces[i] if traces and i in traces else build_trace(workload, base)
-        name = workload.name or workload.model or Path(workload.trace).stem
-        if any(j.name == name for j in jobs):
-            name = f"{name}#{i}"
-        device_name = workload.device or DEFAULT_DEVICE
-        if device_name not in devices:
-            raise ConfigError(f"unknown device {device_name!r}; devices are "
-                              f"{', '.join(devices)}", path="workload.device")
-        jobs.append(Job(name=name, trace=trace, device=device_name,
-                        iterations=workload.total_iterations(), start=workload.start,
-                        samples=workload.batch, params=workload.model_dump(),
-                        max_in_flight=workload.max_in_flight,
-                        pause_every=workload.pause_every(),
-                        pause=workload.pause.duration if workload.pause else 0.0,
-                        fast_forward=workload.fast_forward))
-    for job in jobs:
-        if job.fast_forward and (job.max_in_flight > 1 or sum(
-                other.device == job.device for other in jobs) > 1):
-            raise ConfigError("fast_forward needs a job alone on its device, one "
-                              "iteration at a time", path="workload.fast_forward")
-    policy = make_policy(dict(exp.policy))
-    context = PolicyContext(system=system, rng=rng)
-    policy.bind(context)
-    runners = []
-    checker = Audit() if audit else None
-    for job in jobs:
-        try:
-            plan = policy.plan(job)
-            runners.append(JobRunner(env, system, job, plan, checker))
-        except ConfigError as err:
-            raise err.within(prefix="policy") from None
-    context.runners.update({job.name: runner for job, runner in zip(jobs, runners)})
-    for dev in system.devices.values():
-        env.process(dev.sampler())
-    for runner in runners:
-        env.process(runner.process())
-    all_done = simpy.AllOf(env, [r.done for r in runners])
-    if exp.time_limit is not None:
-        env.run(until=simpy.AnyOf(env, [all_done, env.timeout(exp.time_limit)]))
-    else:
-        env.run(until=all_done)
-    for dev in system.devices.values():
-        dev.finish()
-    from ..metrics import collect_metrics
-
-    result = collect_metrics(env, system, jobs, runners, recorder)
-    result.metrics.update(policy.metrics(result, {job.name: list(runner.iteration_times)
-                                                  for job, runner in zip(jobs, runners)}))
-    if context.samples:
-        result.timeseries = pd.concat(
-            [result.timeseries,
-             pd.DataFrame(context.samples, columns=result.timeseries.columns)],
-            ignore_index=True)
-    result.metrics = {k: float(v) for k, v in result.metrics.items()}
-    result.metrics["seed"] = seed
-    if checker is not None:
-        result.meta["audit"] = {"iterations": checker.iterations, "kernels": checker.kernels}
-    result.wall_time_s = time.perf_counter() - wall
-    return result
+    return Simulation(exp, seed, base, traces, soc, audit).build().plan().run().collect()
