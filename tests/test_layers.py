@@ -44,12 +44,26 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def imports_of(path: Path, root: Path) -> set[str]:
-    """Absolute names of the project modules ``path`` imports (anywhere in it)."""
+def _typing_only(tree: ast.Module) -> set[int]:
+    """ids of the import nodes under ``if TYPE_CHECKING:`` (never executed)."""
+    hidden = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            hidden.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+    return hidden
+
+
+def imports_of(path: Path, root: Path, typing: bool = True) -> set[str]:
+    """Absolute names of the project modules ``path`` imports (anywhere in it; with
+    ``typing`` False, not those under ``if TYPE_CHECKING:``, which never run)."""
     name = module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hidden = set() if typing else _typing_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in hidden:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -64,8 +78,9 @@ def imports_of(path: Path, root: Path) -> set[str]:
     return {n for n in found if n.split(".")[0] in PACKAGES}
 
 
-def import_graph(root: Path) -> dict[str, set[str]]:
-    """Module -> project modules it imports (names resolved to existing modules)."""
+def import_graph(root: Path, typing: bool = True) -> dict[str, set[str]]:
+    """Module -> project modules it imports (names resolved to existing modules;
+    ``typing``: count imports made for type annotations only)."""
     modules = {module_name(p, root): p for pkg in PACKAGES if (root / pkg).is_dir()
                for p in sorted((root / pkg).rglob("*.py"))}
 
@@ -74,7 +89,8 @@ def import_graph(root: Path) -> dict[str, set[str]]:
             name = name.rpartition(".")[0]
         return name or None
 
-    return {name: {m for m in map(resolve, imports_of(path, root)) if m and m != name}
+    return {name: {m for m in map(resolve, imports_of(path, root, typing))
+                   if m and m != name}
             for name, path in modules.items()}
 
 
@@ -147,7 +163,8 @@ def test_the_tree_keeps_the_import_rule():
 
 
 def test_the_tree_has_no_import_cycle():
-    graph = import_graph(ROOT)
+    # annotations may name each other both ways; what runs at import may not
+    graph = import_graph(ROOT, typing=False)
     # a package's __init__ importing its own modules is how a package is built, not a cycle
     pruned = {m: {t for t in ts if not (t.startswith(m + ".") or m.startswith(t + "."))}
               for m, ts in graph.items()}
@@ -196,4 +213,14 @@ def test_a_policy_importing_a_study_fails(fake_tree):
 def test_a_planted_cycle_fails(fake_tree):
     root, write = fake_tree
     write("simulator/units.py", "from .engine import run\n")
-    assert cycles(import_graph(root)) == [["simulator.engine.run", "simulator.units"]]
+    assert cycles(import_graph(root, typing=False)) == [
+        ["simulator.engine.run", "simulator.units"]]
+
+
+def test_imports_for_annotations_only_make_no_cycle_but_still_break_layers(fake_tree):
+    root, write = fake_tree
+    write("simulator/units.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+          "    from .engine import run\n    from policies import fast\n")
+    assert cycles(import_graph(root, typing=False)) == []
+    assert violations(import_graph(root)) == [
+        "simulator.units (core) imports policies.fast (plugin)"]
