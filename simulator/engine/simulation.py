@@ -19,7 +19,7 @@ import simpy
 from ..errors import ConfigError
 from ..library import load_soc
 from ..network.build import build_links
-from ..policy import Job, PolicyContext, make_policy
+from ..policy import Job, Policy, PolicyContext, make_policy
 from ..spec.experiment import ExperimentSpec, WorkloadSpec
 from ..spec.soc import SocSpec
 from ..trace import Trace, load_trace
@@ -54,19 +54,30 @@ class RunResult:
 
 
 class _Recorder:
-    """Collects tidy records as tuples (cheap on the hot path)."""
+    """Collects tidy records as tuples (cheap on the hot path).
+
+    With ``keep`` False (nobody will read the per-kernel tables: see
+    :func:`simulate`) finished kernels are only counted, so that a long run's
+    memory does not grow with its kernels; ``count`` is the number of kernels
+    either way.
+    """
 
     def __init__(self):
         self.tasks: list[tuple] = []
         self.transfers: list[tuple] = []
+        self.count = 0  # finished kernels, kept or not
+        self.keep = True
 
     def task(self, proc: Processor, task: Task, end: float) -> None:
-        job, iteration, row = task.meta if task.meta else ("", 0, -1)
-        self.tasks.append((job, iteration, row, task.label, proc.name, task.units, task.share,
-                           task.lanes, task.start, end))
+        self.count += 1
+        if self.keep:
+            job, iteration, row = task.meta if task.meta else ("", 0, -1)
+            self.tasks.append((job, iteration, row, task.label, proc.name, task.units,
+                               task.share, task.lanes, task.start, end))
 
     def transfer(self, channel, start: float, end: float, nbytes: float, label: str) -> None:
-        self.transfers.append((channel.name, label, nbytes, start, end))
+        if self.keep:
+            self.transfers.append((channel.name, label, nbytes, start, end))
 
 
 def build_trace(workload: WorkloadSpec, base: Path | None = None) -> Trace:
@@ -192,6 +203,10 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
             raise ConfigError("fast_forward needs a job alone on its device, one "
                               "iteration at a time", path="workload.fast_forward")
     policy = make_policy(dict(exp.policy))
+    # Per-kernel records are kept only if written or read: by the kernel table or
+    # the timeline, or by a policy's own metrics (which may read result.kernels).
+    recorder.keep = (exp.outputs.kernels or exp.outputs.timeline
+                     or type(policy).metrics is not Policy.metrics)
     context = PolicyContext(system=system, rng=rng)
     policy.bind(context)
     runners = []
