@@ -337,7 +337,14 @@ class _PlanState:
                               f"of {n} kernels")
         table = trace.table
         columns = {c: table[c].tolist() for c in table.columns if c != "deps"}
-        records = [dict(zip(columns, values)) for values in zip(*columns.values())]
+        names = list(columns)
+        rows = list(zip(*columns.values()))
+        # What a kernel's cost depends on besides its placement: every column but
+        # the id and the name. Rows alike on the same placement share one cost
+        # (long traces repeat a few kernel shapes), so the cost model is asked
+        # once per distinct row instead of once per row; a row that is not
+        # alike (NaN included) is simply costed on its own.
+        alike = [i for i, c in enumerate(names) if c not in ("id", "name")]
         self.labels = [f"{job.name}/{kid}:{name}" for kid, name in
                        zip(table["id"], table["name"])]
         self.where: list[tuple[str, str]] = []
@@ -347,19 +354,30 @@ class _PlanState:
         self.shares = []
         self.streams = []  # a stream is a thread of this job: (job, name)
         resolved: dict = {}
-        for row, (placement, record) in enumerate(zip(plan.placements, records)):
-            place = resolved.get(placement)
-            if place is None:
-                place = resolved[placement] = resolve(system, job, placement, row,
-                                                      self.labels)
+        costs: dict = {}  # (id of a placement in plan.placements, alike values) -> cost
+        last_placement = last_place = None  # consecutive rows mostly share a Placement
+        for row, (placement, values) in enumerate(zip(plan.placements, rows)):
+            if placement is last_placement:
+                place = last_place
+            else:
+                place = resolved.get(placement)
+                if place is None:
+                    place = resolved[placement] = resolve(system, job, placement, row,
+                                                          self.labels)
+                last_placement, last_place = placement, place
             device, local, proc = place
-            try:
-                cost = system.devices[device].cost_model.kernel_cost(
-                    local, placement.units, record, placement.library,
-                    placement.memory_share)
-            except Unsupported as err:
-                raise ConfigError(f"kernel {self.labels[row]} ({record['op']}, "
-                                  f"{record['precision']}) cannot run: {err}") from None
+            key = (id(placement), *[values[i] for i in alike])
+            cost = costs.get(key)
+            if cost is None:
+                record = dict(zip(names, values))
+                try:
+                    cost = system.devices[device].cost_model.kernel_cost(
+                        local, placement.units, record, placement.library,
+                        placement.memory_share)
+                except Unsupported as err:
+                    raise ConfigError(f"kernel {self.labels[row]} ({record['op']}, "
+                                      f"{record['precision']}) cannot run: {err}") from None
+                costs[key] = cost
             self.where.append((device, local))
             self.procs.append(proc)
             self.costs.append(cost)
@@ -382,14 +400,19 @@ class _PlanState:
         self.preds_count = [len(p) for p in trace.preds]
         # successors grouped by the route their data takes
         self.fanout: list[list[tuple[list, list[int]]]] = []
-        routes: dict[tuple, list] = {}
+        routes: dict[tuple, tuple[list, tuple]] = {}  # (src, dst) -> (route, its key)
+        where = self.where
         for row, succs in enumerate(trace.succs):
             groups: dict[tuple, tuple[list, list[int]]] = {}
             for succ in succs:
-                pair = (self.where[row], self.where[succ])
-                route = routes.get(pair)
-                if route is None:
-                    route = routes[pair] = system.route(*pair)
-                key = tuple(id(c) for c in route)
-                groups.setdefault(key, (route, []))[1].append(succ)
+                pair = (where[row], where[succ])
+                found = routes.get(pair)
+                if found is None:
+                    route = system.route(*pair)
+                    found = routes[pair] = (route, tuple(id(c) for c in route))
+                route, key = found
+                group = groups.get(key)
+                if group is None:
+                    group = groups[key] = (route, [])
+                group[1].append(succ)
             self.fanout.append(list(groups.values()))
