@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import simpy
 
+from .._gc import gc_paused
 from ..errors import ConfigError
 from ..hardware.cost import Unsupported
 from ..policy import IterationReport, Job, Plan
@@ -190,6 +191,11 @@ class JobRunner:
         if check is not None:
             finished.callbacks.append(lambda _event: check.finished(self.env.now))
 
+        # the plan's per-row lists, looked up once per iteration, not per kernel
+        labels, costs, units, shares = state.labels, state.costs, state.units, state.shares
+        priorities, streams, procs = state.priorities, state.streams, state.procs
+        fanout, download, job_name = state.fanout, state.download, self.job.name
+
         def release(row: int) -> None:
             if epoch != control.epoch:  # aborted: data still in transit is dropped
                 return
@@ -198,14 +204,14 @@ class JobRunner:
                 return
             if check is not None:
                 check.released_kernel(row, self.env.now)
-            share = state.shares[row]
+            share = shares[row]
+            proc = procs[row]
             if control.shares:
-                share = control.share_of(state.procs[row].name, share)
-            task = Task(state.labels[row], state.costs[row], state.units[row],
-                        share, state.priorities[row] + offset, on_done,
-                        meta=(self.job.name, iteration, row), stream=state.streams[row])
-            control.track(task, state.procs[row], finished)
-            state.procs[row].submit(task)
+                share = control.share_of(proc.name, share)
+            task = Task(labels[row], costs[row], units[row], share, priorities[row] + offset,
+                        on_done, (job_name, iteration, row), streams[row])
+            control.track(task, proc, finished)
+            proc.submit(task)
 
         def arrive(rows: list[int], producer: int = -1) -> None:
             if check is not None:
@@ -249,15 +255,15 @@ class JobRunner:
                 check.done(row, task.start, self.env.now)
                 self.audit.lanes(state.procs[row].name, task.lanes, task.start,
                                  self.env.now, task.label)
-            for route, rows in state.fanout[row]:
+            for route, rows in fanout[row]:
                 if route:
                     self._send(route, state.bytes_out[row], rows,
                                arrive if check is None else
                                lambda rows, row=row: arrive(rows, row), task.label, report)
                 else:
                     arrive(rows, row)
-            if state.download[row]:
-                self._send(state.download[row], state.bytes_out[row], [-2],
+            if download[row]:
+                self._send(download[row], state.bytes_out[row], [-2],
                            lambda home, row=row: downloaded(row, home),
                            task.label + " (output)", report)
             else:
@@ -328,6 +334,7 @@ class _PlanState:
         ConfigError: see :class:`JobRunner`.
     """
 
+    @gc_paused  # many long-lived rows, no garbage: see simulator._gc
     def __init__(self, system: System, job: Job, plan: Plan, resolve):
         self.plan = plan
         trace = plan.trace if plan.trace is not None else job.trace

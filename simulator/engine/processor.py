@@ -133,8 +133,11 @@ class Processor:
         self.settle()
         out = (self.energy_dynamic, self.busy_time, self.max_core_busy, self.dram_bytes)
         self.energy_dynamic = self.busy_time = self.max_core_busy = self.dram_bytes = 0.0
-        for i, value in enumerate(out):
-            self._taken[i] += value
+        taken = self._taken  # unrolled: every processor, every thermal step
+        taken[0] += out[0]
+        taken[1] += out[1]
+        taken[2] += out[2]
+        taken[3] += out[3]
         return out
 
     def cumulative(self) -> tuple[float, float, float, float]:
@@ -169,6 +172,12 @@ class Processor:
             raise ValueError(f"{task.label} needs {task.need:g} units but {self.name} "
                              f"has {self.capacity:g}")
         self._seq += 1
+        if (not self._queue and task.need <= self.free + 1e-9
+                and (task.stream is None or task.stream not in self._streams)):
+            # Nothing waits and it fits: what the queue would do at once (the
+            # common case of a chain), without the heap.
+            self._start(task)
+            return
         heapq.heappush(self._queue, (task.priority, self._seq, task))
         self._dispatch()
 
@@ -196,9 +205,10 @@ class Processor:
             self._streams.add(task.stream)
         self.free -= task.need
         self.busy += task.need
-        if task.share >= 1.0 and len(self.free_lanes) >= task.units:
-            task.lanes = tuple(self.free_lanes[:task.units])
-            del self.free_lanes[:task.units]
+        free_lanes, units = self.free_lanes, task.units
+        if task.share >= 1.0 and len(free_lanes) >= units:
+            task.lanes = tuple(free_lanes[:units])
+            del free_lanes[:units]
         task.start = task.t_last = self.env.now
         self.running.append(task)
         self._time(task)
@@ -207,7 +217,8 @@ class Processor:
         """(Re)compute a running task's speed, power and completion event."""
         # Inlined KernelCost.duration/activity: this runs once per kernel start
         # and per OPP change, the engine's hottest path.
-        freq = self.domain.frequency
+        domain = self.domain
+        freq = domain.frequencies[domain.index]  # domain.frequency, without the property
         cost = task.cost
         compute = cost.compute_cycles / freq
         scaled = cost.cycles / freq
@@ -220,7 +231,7 @@ class Processor:
         activity = (compute * cost.compute_activity + self._stall * (total - compute)) / total
         duration = total / task.share
         task.rate = 1.0 / duration
-        volt = self.domain.voltage
+        volt = domain.voltages[domain.index]
         power = self._ceff * volt * volt * freq * activity * task.units * task.share
         dram_rate = cost.dram_bytes * task.rate
         self.power += power - task.power
@@ -251,8 +262,10 @@ class Processor:
             self.power = self.dram_rate = self.busy = 0.0
             self.free = self.capacity
         if task.lanes:
-            self.free_lanes.extend(task.lanes)
-            self.free_lanes.sort()
+            free_lanes = self.free_lanes
+            free_lanes.extend(task.lanes)
+            if len(free_lanes) > 1:
+                free_lanes.sort()
         if task.stream is not None:
             self._streams.discard(task.stream)
             parked = self._parked.get(task.stream)

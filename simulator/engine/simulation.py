@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import simpy
 
+from .._gc import gc_frozen
 from ..errors import ConfigError
 from ..library import load_soc
 from ..network.build import build_links
@@ -223,10 +224,11 @@ def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = N
     for runner in runners:
         env.process(runner.process())
     all_done = simpy.AllOf(env, [r.done for r in runners])
-    if exp.time_limit is not None:
-        env.run(until=simpy.AnyOf(env, [all_done, env.timeout(exp.time_limit)]))
-    else:
-        env.run(until=all_done)
+    with gc_frozen():  # collections walk the run's objects only (simulator._gc)
+        if exp.time_limit is not None:
+            env.run(until=simpy.AnyOf(env, [all_done, env.timeout(exp.time_limit)]))
+        else:
+            env.run(until=all_done)
     for dev in system.devices.values():
         dev.finish()
     from ..metrics import collect_metrics
