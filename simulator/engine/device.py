@@ -139,7 +139,12 @@ class Device:
         for local, proc, units, power, domain, node in self._tick_table:
             dynamic, busy_time, core_busy, dram = proc.take_integrals()
             dram_bytes += dram
-            busy = min(busy_time / dt, units) if dt > 0 else 0.0
+            if dt > 0:
+                busy = busy_time / dt
+                if units < busy:  # min(busy, units), as cheap comparisons
+                    busy = units
+            else:
+                busy = 0.0
             leak = 0.0
             if power.leakage != 0 and busy != 0.0:
                 # leakage per powered unit at the domain's voltage and the node's
