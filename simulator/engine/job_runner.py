@@ -35,6 +35,8 @@ trace (tests; ``simulate(..., audit=True)``).
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import simpy
 
 from .._gc import gc_paused
@@ -351,9 +353,9 @@ class _PlanState:
         # (long traces repeat a few kernel shapes), so the cost model is asked
         # once per distinct row instead of once per row; a row that is not
         # alike (NaN included) is simply costed on its own.
-        alike = [i for i, c in enumerate(names) if c not in ("id", "name")]
+        alike = itemgetter(*[i for i, c in enumerate(names) if c not in ("id", "name")])
         self.labels = [f"{job.name}/{kid}:{name}" for kid, name in
-                       zip(table["id"], table["name"])]
+                       zip(columns["id"], columns["name"])]
         self.where: list[tuple[str, str]] = []
         self.procs = []
         self.costs = []
@@ -373,7 +375,7 @@ class _PlanState:
                                                           self.labels)
                 last_placement, last_place = placement, place
             device, local, proc = place
-            key = (id(placement), *[values[i] for i in alike])
+            key = (id(placement), alike(values))
             cost = costs.get(key)
             if cost is None:
                 record = dict(zip(names, values))

@@ -96,6 +96,8 @@ class Processor:
         self.running: list[Task] = []
         self._record = record
         self._ceff = spec.power.ceff
+        # (id(cost), OPP index, share, units) -> (cost, s, 1/s, W, B/s): see _time
+        self._timings: dict[tuple, tuple] = {}
         self._stall = spec.power.stall_activity
         # piecewise-constant rates and their integrals since the last sample
         self.power = 0.0  # W, dynamic
@@ -226,24 +228,33 @@ class Processor:
     def _time(self, task: Task) -> None:
         """(Re)compute a running task's speed, power and completion event."""
         # Inlined KernelCost.duration/activity: this runs once per kernel start
-        # and per OPP change, the engine's hottest path.
+        # and per OPP change, the engine's hottest path. The result depends only
+        # on the cost, the OPP, the share and the units, and a long run repeats
+        # the same few kernels at the same few OPPs: it is memoised (the entry
+        # holds the cost, so its id is not reused while the entry lives).
         domain = self.domain
-        freq = domain.frequencies[domain.index]  # domain.frequency, without the property
         cost = task.cost
-        compute = cost.compute_cycles / freq
-        scaled = cost.cycles / freq
-        busy = scaled if scaled > cost.fixed else cost.fixed
-        total = busy + cost.overhead
-        if total <= 0.0:
-            total = 1e-15
-        if compute > total:
-            compute = total
-        activity = (compute * cost.compute_activity + self._stall * (total - compute)) / total
-        duration = total / task.share
-        task.rate = 1.0 / duration
-        volt = domain.voltages[domain.index]
-        power = self._ceff * volt * volt * freq * activity * task.units * task.share
-        dram_rate = cost.dram_bytes * task.rate
+        key = (id(cost), domain.index, task.share, task.units)
+        timing = self._timings.get(key)
+        if timing is None:
+            freq = domain.frequencies[domain.index]  # domain.frequency, without the property
+            compute = cost.compute_cycles / freq
+            scaled = cost.cycles / freq
+            busy = scaled if scaled > cost.fixed else cost.fixed
+            total = busy + cost.overhead
+            if total <= 0.0:
+                total = 1e-15
+            if compute > total:
+                compute = total
+            activity = (compute * cost.compute_activity
+                        + self._stall * (total - compute)) / total
+            duration = total / task.share
+            rate = 1.0 / duration
+            volt = domain.voltages[domain.index]
+            power = self._ceff * volt * volt * freq * activity * task.units * task.share
+            timing = self._timings[key] = (cost, duration, rate, power,
+                                           cost.dram_bytes * rate)
+        _, duration, task.rate, power, dram_rate = timing
         self.power += power - task.power
         self.dram_rate += dram_rate - task.dram_rate
         task.power, task.dram_rate = power, dram_rate
