@@ -84,7 +84,7 @@ class Device:
             governor.start(self.domains[local])
             if governor.period > 0:
                 self._governor_every[local] = max(1, round(governor.period / self.step))
-        self._periodic: list = []  # (local, ticks per period, domain), from _governor_every
+        self._periodic: list = []  # (local, ticks per period, domain, governor)
         self._update_periodic()
         self._domain_items = list(self.domains.items())
         self._util_busy = {local: 0.0 for local in self.processors}
@@ -137,7 +137,17 @@ class Device:
         dram_bytes = 0.0
         util_busy, util_time = self._util_busy, self._util_time
         for local, proc, units, power, domain, node in self._tick_table:
-            dynamic, busy_time, core_busy, dram = proc.take_integrals()
+            integrals = proc.take_integrals_unless_quiet()
+            if integrals is None:
+                # A quiet processor: the lines below with zero integrals (adding
+                # 0.0 to the DRAM bytes and the utilisation changes nothing).
+                busy = 0.0
+                joules = 0.0 + (0.0 + power.idle * (units - busy)) * dt
+                energy[local] = joules
+                node_power[node] += joules / dt if dt > 0 else 0.0
+                util_time[local] += dt
+                continue
+            dynamic, busy_time, core_busy, dram = integrals
             dram_bytes += dram
             if dt > 0:
                 busy = busy_time / dt
@@ -213,12 +223,14 @@ class Device:
         ticks = self._ticks
         temps = thermal.temperatures
         np.maximum(self.peak, temps, out=self.peak)
-        for local, every, domain in self._periodic:
-            if ticks // every > before // every:
-                util = self._util_busy[local] / max(self._util_time[local], 1e-15)
-                self._util_busy[local] = self._util_time[local] = 0.0
+        util_busy, util_time = self._util_busy, self._util_time
+        for local, every, domain, governor in self._periodic:
+            if every == 1 or ticks // every > before // every:
+                time_ = util_time[local]
+                util = util_busy[local] / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
+                util_busy[local] = util_time[local] = 0.0
                 if not self.replaying:
-                    domain.request(self.governors[local].decide(domain, util))
+                    domain.request(governor.decide(domain, util))
         if self.trip_governor is not None and ticks // self._poll_every > before // self._poll_every:
             self.trip_governor.poll()
         min_frequency = self.min_frequency
@@ -241,7 +253,7 @@ class Device:
 
     def _update_periodic(self) -> None:
         """The periodic governors as the tick walks them (in ``_governor_every``'s order)."""
-        self._periodic = [(local, every, self.domains[local])
+        self._periodic = [(local, every, self.domains[local], self.governors[local])
                           for local, every in self._governor_every.items()]
 
     def dvfs_state(self) -> tuple:

@@ -38,6 +38,8 @@ from ..hardware.cost import KernelCost
 from ..spec.soc import ProcessorSpec
 from .dvfs import FrequencyDomain
 
+_NO_HOLD = (0.0, 0.0, 0.0, 0.0)  # a processor's ``_held`` when nothing is held
+
 
 class Task:
     """One kernel placed on a processor (internal to the engine)."""
@@ -109,7 +111,7 @@ class Processor:
         self.max_core_busy = 0.0  # seconds the busiest core was busy (schedutil's signal)
         self.dram_bytes = 0.0  # B
         # a fast-forward hold: (W, busy units, busiest-core fraction, B/s)
-        self._held = (0.0, 0.0, 0.0, 0.0)
+        self._held = _NO_HOLD
         # what take_integrals handed out so far (J, unit-s, s, B)
         self._taken = [0.0, 0.0, 0.0, 0.0]
         domain.listeners.append(self._on_frequency)
@@ -152,6 +154,19 @@ class Processor:
         taken[3] += out[3]
         return out
 
+    def take_integrals_unless_quiet(self) -> tuple[float, float, float, float] | None:
+        """:meth:`take_integrals`, or None if the processor is *quiet*: nothing ran
+        or was held on it since the last take, so all four integrals are exact
+        zeros (its rates are reset to 0.0 when the last kernel leaves) and
+        taking them would change nothing but the time they are settled to.
+        The thermal tick asks this of every processor, mostly idle ones."""
+        if (self.running or self._held is not _NO_HOLD or self.energy_dynamic != 0.0
+                or self.busy_time != 0.0 or self.max_core_busy != 0.0
+                or self.dram_bytes != 0.0):
+            return self.take_integrals()
+        self._t = self.env.now
+        return None
+
     def cumulative(self) -> tuple[float, float, float, float]:
         """(dynamic energy J, busy unit-seconds, busiest-core busy seconds, DRAM
         bytes) since the start of the run, up to ``env.now``."""
@@ -175,7 +190,7 @@ class Processor:
     def release(self) -> None:
         """End a :meth:`hold`."""
         self.settle()
-        self._held = (0.0, 0.0, 0.0, 0.0)
+        self._held = _NO_HOLD
 
     # -- queueing ---------------------------------------------------------
     def submit(self, task: Task) -> None:
