@@ -24,6 +24,7 @@ from itertools import repeat
 import numpy as np
 import simpy
 from scipy.linalg import expm
+from simpy.events import Timeout
 
 from ..hardware.cost import CostModel
 from ..spec.soc import SocSpec
@@ -204,7 +205,7 @@ class Device:
         step = self.step
         while True:
             stride = self.stride
-            yield self.env.timeout(step * stride)
+            yield Timeout(self.env, step * stride)  # env.timeout, without its indirection
             self._tick(step * stride, stride)
 
     def _tick(self, dt: float, steps: int = 1) -> None:
