@@ -7,9 +7,11 @@
    kernels/s for both and their ratio; the goal is a ratio >= 0.5 (whole
    ``simulate()`` call: building the plan, running, collecting the tables).
    The run phase alone (``env.run``) is printed too, as is the build time.
+   Times are CPU seconds of the process (``time.process_time``).
 2. **Import time** of ``import simulator``, of ``socsim --help`` and of what a
    sweep worker imports before its first run (``simulator.engine.simulation``
-   and the policies), each in a fresh interpreter.
+   and the policies), each in a fresh interpreter (CPU seconds, net of a bare
+   interpreter's).
 3. **Peak RSS** (``resource.getrusage``) of a 5-kernel chain run 2,000 and
    20,000 times with ``outputs: {kernels: false, timeline: false}``: it should
    be flat in the number of iterations (no per-kernel records kept; growth
@@ -59,6 +61,9 @@ import time
 # RSS part runs first, in children of a still-small process, because Linux hands
 # a parent's peak RSS down to a child it forks (ru_maxrss survives fork + exec).
 
+# Throughput is timed in CPU seconds of this (single-threaded) process: on a shared
+# machine wall time also counts the time spent waiting for a core.
+_clock = time.process_time
 RATIO_GOAL = 0.5  # engine kernels/s over raw SimPy steps/s
 IMPORT_GOAL_S = 0.1  # ``import simulator`` (fresh interpreter, minus a bare one)
 # Peak RSS "flat": from 2,000 to 20,000 iterations it grows by less than this fraction
@@ -81,9 +86,9 @@ def raw_simpy(n: int) -> float:
                 yield env.timeout(1e-4)
 
     env.process(worker())
-    start = time.perf_counter()
+    start = _clock()
     env.run()
-    return time.perf_counter() - start
+    return _clock() - start
 
 
 def chain_trace(n: int, width: int = 1):
@@ -126,17 +131,17 @@ def engine(trace, processor: str, cores: int, iterations: int = 1) -> tuple[floa
     original = simpy.Environment.run
 
     def timed_run(env, *args, **kwargs):
-        begin = time.perf_counter()
+        begin = _clock()
         try:
             return original(env, *args, **kwargs)
         finally:
-            run_seconds[0] += time.perf_counter() - begin
+            run_seconds[0] += _clock() - begin
 
     simpy.Environment.run = timed_run
     try:
-        start = time.perf_counter()
+        start = _clock()
         simulate(spec, traces={0: trace})
-        return time.perf_counter() - start, run_seconds[0]
+        return _clock() - start, run_seconds[0]
     finally:
         simpy.Environment.run = original
 
@@ -171,12 +176,13 @@ def throughput(n: int, repeat: int) -> None:
 
 
 def _fresh(code: str, repeat: int) -> float:
-    """Best wall seconds of ``python -c code`` in a fresh interpreter."""
+    """Best CPU seconds (user + system) of ``python -c code`` in a fresh interpreter."""
     best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
-        best = min(best, time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best = min(best, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     return best
 
 
