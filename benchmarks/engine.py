@@ -43,9 +43,9 @@ halved and its run phase is about as fast as the raw loop (ratio ~0.7-1.0);
 what is left of the whole-call gap is building the plan and the trace. The
 ResNet-18 case stays bound by the tick: ~50% of its run is ~7,200 ticks of a
 device with five processors, seven thermal nodes and 26 time-series values
-each, costing several raw SimPy steps apiece in Python, which a ratio of 0.5
-cannot absorb without fewer ticks or a different sample layout (both change
-results or outputs).
+each, costing several raw SimPy steps apiece in Python: a ratio of 0.5 would
+need fewer ticks (which changes results) or a tick and a time-series record
+several times cheaper than today's (not found without changing float order).
 """
 
 from __future__ import annotations
