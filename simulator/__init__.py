@@ -17,8 +17,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 from .errors import ConfigError  # noqa: E402
-from .library import load_soc  # noqa: E402
-from .trace import load_trace  # noqa: E402
+
+# ``load_soc`` and ``load_trace`` are imported on first use (PEP 562): their
+# modules pull in pydantic and pandas (~1 s), which ``socsim --help`` and a
+# sweep's parent process do not need.
+_LAZY = {"load_soc": ".library", "load_trace": ".trace"}
 
 __version__ = "0.1.0"
 
@@ -40,6 +43,16 @@ def run(experiment, overrides=None, out=None, workers=1, **options):
 
     return run_experiment(experiment, overrides=overrides, out=out, workers=workers,
                           **options).results
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # later lookups skip this hook
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["ConfigError", "load_soc", "load_trace", "run", "__version__"]

@@ -68,7 +68,7 @@ def collect_metrics(env, system, jobs, runners, recorder):
         metrics["energy_active_j"] = energy - metrics["energy_pause_j"]
         metrics["replayed_iterations"] = sum(
             runner.fast_forward.replayed for runner in runners if runner.fast_forward)
-    metrics["kernels"] = len(kernels)
+    metrics["kernels"] = recorder.count  # also when the records were not kept
     metrics["completed"] = float(completed)
     return RunResult(metrics=metrics, kernels=kernels, transfers=transfers,
                      timeseries=timeseries)

@@ -228,7 +228,10 @@ class Policy:
 
         Args:
             result: the run's :class:`~simulator.engine.simulation.RunResult`
-                (kernel and transfer records, the engine's metrics).
+                (kernel and transfer records, the engine's metrics). A policy
+                that overrides this method gets the records even when the
+                experiment's outputs write none (``outputs.kernels`` and
+                ``outputs.timeline`` false); others get empty tables then.
             iterations: ``(start_s, end_s)`` of each completed iteration per job,
                 in completion order.
 

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._gc import gc_paused
 from .errors import ConfigError
 from .ops import OP_KINDS, PASSES, PRECISIONS
 
@@ -110,6 +111,7 @@ def load_trace(path: str | Path) -> Trace:
         raise err.within(file=str(path)) from None
 
 
+@gc_paused  # many long-lived rows, no garbage: see simulator._gc
 def trace_from_table(table: pd.DataFrame, source: str = "<memory>") -> Trace:
     """Validate a trace table (see module docstring) and build its DAG."""
     missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]

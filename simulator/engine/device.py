@@ -19,10 +19,12 @@ keep their OPPs: the memoised iteration already holds their behaviour.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 
 import numpy as np
 import simpy
 from scipy.linalg import expm
+from simpy.events import Timeout
 
 from ..hardware.cost import CostModel
 from ..spec.soc import SocSpec
@@ -83,6 +85,9 @@ class Device:
             governor.start(self.domains[local])
             if governor.period > 0:
                 self._governor_every[local] = max(1, round(governor.period / self.step))
+        self._periodic: list = []  # (local, ticks per period, domain, governor)
+        self._update_periodic()
+        self._domain_items = list(self.domains.items())
         self._util_busy = {local: 0.0 for local in self.processors}
         self._util_time = {local: 0.0 for local in self.processors}
         self.trip_governor = (StepWiseGovernor(spec.thermal.trips, self.domains, self.thermal)
@@ -116,6 +121,10 @@ class Device:
                                for local, domain in self.domains.items()]
         self._power_labels: dict[str, str] = {}
         self._power_total_label = f"{prefix}power.total"
+        self._dram_energy_per_byte = spec.memory["dram"].energy_per_byte  # J/B
+        self._base_power = spec.power.base  # W
+        # W, summed once in the order the tick used to sum it (the same float)
+        self._memory_idle = sum(m.idle for m in spec.memory.values())
         self._sampled_at = env.now  # s: the previous sample (power is a mean since then)
         self._sampled_energy = dict(self.energy)  # J per component at that sample
         self._record_sample()
@@ -129,29 +138,45 @@ class Device:
         dram_bytes = 0.0
         util_busy, util_time = self._util_busy, self._util_time
         for local, proc, units, power, domain, node in self._tick_table:
-            dynamic, busy_time, core_busy, dram = proc.take_integrals()
+            integrals = proc.take_integrals_unless_quiet()
+            if integrals is None:
+                # A quiet processor: the lines below with zero integrals (adding
+                # 0.0 to the DRAM bytes and the utilisation changes nothing).
+                busy = 0.0
+                joules = 0.0 + (0.0 + power.idle * (units - busy)) * dt
+                energy[local] = joules
+                node_power[node] += joules / dt if dt > 0 else 0.0
+                util_time[local] += dt
+                continue
+            dynamic, busy_time, core_busy, dram = integrals
             dram_bytes += dram
-            busy = min(busy_time / dt, units) if dt > 0 else 0.0
+            if dt > 0:
+                busy = busy_time / dt
+                if units < busy:  # min(busy, units), as cheap comparisons
+                    busy = units
+            else:
+                busy = 0.0
             leak = 0.0
-            if power.leakage != 0:
-                # leakage per powered unit at the domain's voltage and the node's temperature
+            if power.leakage != 0 and busy != 0.0:
+                # leakage per powered unit at the domain's voltage and the node's
+                # temperature (an idle processor leaks nothing: ``leak * 0.0`` is
+                # 0.0, so its power-of-two is not computed)
                 leak = power.leakage * (domain.voltage / domain.voltages[-1]) * 2.0 ** (
                     (temps[node] - power.leakage_reference) / power.leakage_doubling)
-            leak *= busy
+                leak *= busy
             idle = power.idle * (units - busy)
             joules = dynamic + (leak + idle) * dt
             energy[local] = joules
             node_power[node] += joules / dt if dt > 0 else 0.0
             util_busy[local] += core_busy
             util_time[local] += dt
-        memory = self.spec.memory
         if self.storage is not None:
             now = self.env.now
             energy["storage"] = self.storage.energy(now - dt, now)
             dram_bytes += self.storage.dram_bytes()
-        energy["dram"] = dram_bytes * memory["dram"].energy_per_byte
-        energy["memory_idle"] = sum(m.idle for m in memory.values()) * dt
-        energy["base"] = self.spec.power.base * dt
+        energy["dram"] = dram_bytes * self._dram_energy_per_byte
+        energy["memory_idle"] = self._memory_idle * dt
+        energy["base"] = self._base_power * dt
         if self.radios:
             now = self.env.now
             energy["radio"] = sum(radio.energy(now - dt, now) for radio in self.radios)
@@ -180,32 +205,42 @@ class Device:
         step = self.step
         while True:
             stride = self.stride
-            yield self.env.timeout(step * stride)
+            yield Timeout(self.env, step * stride)  # env.timeout, without its indirection
             self._tick(step * stride, stride)
 
     def _tick(self, dt: float, steps: int = 1) -> None:
+        # Runs every thermal step (the engine's most frequent event after kernel
+        # completions): loops go over lists prepared once, and the temperatures
+        # are converted once per tick.
         energy, node_power = self._collect(dt)
-        self._account(energy)
-        self.thermal.advance(node_power, steps)
+        totals = self.energy
+        for name, joules in energy.items():
+            totals[name] += joules
+        thermal = self.thermal
+        thermal.advance(node_power, steps)
         self._last_time = self.env.now
         before = self._ticks
         self._ticks += steps
         ticks = self._ticks
-        np.maximum(self.peak, self.thermal.temperatures, out=self.peak)
-        for local, every in self._governor_every.items():
-            if ticks // every > before // every:
-                util = self._util_busy[local] / max(self._util_time[local], 1e-15)
-                self._util_busy[local] = self._util_time[local] = 0.0
+        temps = thermal.temperatures
+        np.maximum(self.peak, temps, out=self.peak)
+        util_busy, util_time = self._util_busy, self._util_time
+        for local, every, domain, governor in self._periodic:
+            if every == 1 or ticks // every > before // every:
+                time_ = util_time[local]
+                util = util_busy[local] / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
+                util_busy[local] = util_time[local] = 0.0
                 if not self.replaying:
-                    domain = self.domains[local]
-                    domain.request(self.governors[local].decide(domain, util))
+                    domain.request(governor.decide(domain, util))
         if self.trip_governor is not None and ticks // self._poll_every > before // self._poll_every:
             self.trip_governor.poll()
-        for local, domain in self.domains.items():
-            if domain.frequency < self.min_frequency[local]:
-                self.min_frequency[local] = domain.frequency
+        min_frequency = self.min_frequency
+        for local, domain in self._domain_items:
+            frequency = domain.frequencies[domain.index]
+            if frequency < min_frequency[local]:
+                min_frequency[local] = frequency
         if ticks // self.sample_every > before // self.sample_every:
-            self._record_sample()
+            self._record_sample(temps)
 
     def set_governor(self, local: str, governor) -> None:
         """Replace the DVFS governor of processor ``local`` (a policy pinning
@@ -215,6 +250,12 @@ class Device:
         self._governor_every.pop(local, None)
         if governor.period > 0:
             self._governor_every[local] = max(1, round(governor.period / self.step))
+        self._update_periodic()
+
+    def _update_periodic(self) -> None:
+        """The periodic governors as the tick walks them (in ``_governor_every``'s order)."""
+        self._periodic = [(local, every, self.domains[local], self.governors[local])
+                          for local, every in self._governor_every.items()]
 
     def dvfs_state(self) -> tuple:
         """What fast-forward keys on: every domain's thermal cap index, and its OPP
@@ -243,17 +284,22 @@ class Device:
         self._last_time = self.env.now
         self._record_sample()
 
-    def _record_sample(self) -> None:
+    def _record_sample(self, temps: np.ndarray | None = None) -> None:
         """Temperatures, frequencies and caps now, and each component's mean power
         over the period since the previous sample (its energy difference over
         that period), so that the samples integrate to the run's energy at any
-        sample period."""
+        sample period.
+
+        Args:
+            temps: the current temperatures (°C), if the caller has them.
+        """
         now = self.env.now
+        if temps is None:
+            temps = self.thermal.temperatures
         add = self.samples.append
-        for label, temp in zip(self._temp_labels, self.thermal.temperatures.tolist()):
-            add((now, label, temp))
+        self.samples.extend(zip(repeat(now), self._temp_labels, temps.tolist()))
         for freq_label, cap_label, domain in self._domain_labels:
-            add((now, freq_label, domain.frequency))
+            add((now, freq_label, domain.frequencies[domain.index]))
             add((now, cap_label, domain.frequencies[domain.cap]))
         period = now - self._sampled_at
         if period > 0:

@@ -69,7 +69,13 @@ class FrequencyDomain:
 
     def request(self, index: int) -> None:
         """Governor request, raised to the OS floor; the thermal cap still applies."""
-        self.requested = max(self.floor, min(index, self.top))
+        requested = max(self.floor, min(index, self.top))
+        if requested == self.requested:
+            # Nothing changes: the OPP already is min(requested, cap) (every
+            # request and cap change applies it). Governors repeat their request
+            # every period, so this is the common case.
+            return
+        self.requested = requested
         self._apply()
 
     def set_cap(self, index: int) -> None:
@@ -162,5 +168,11 @@ class Schedutil(Governor):
         self.headroom = headroom
 
     def decide(self, domain: FrequencyDomain, utilisation: float) -> int:
-        target = self.headroom * domain.frequency * min(max(utilisation, 0.0), 1.0)
+        # runs every period on every domain: comparisons instead of min/max (the
+        # same values, NaN and -0.0 included)
+        if utilisation < 0.0:
+            utilisation = 0.0
+        elif utilisation > 1.0:
+            utilisation = 1.0
+        target = self.headroom * domain.frequencies[domain.index] * utilisation
         return domain.index_at_least(target)

@@ -35,8 +35,11 @@ trace (tests; ``simulate(..., audit=True)``).
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import simpy
 
+from .._gc import gc_paused
 from ..errors import ConfigError
 from ..hardware.cost import Unsupported
 from ..policy import IterationReport, Job, Plan
@@ -190,6 +193,11 @@ class JobRunner:
         if check is not None:
             finished.callbacks.append(lambda _event: check.finished(self.env.now))
 
+        # the plan's per-row lists, looked up once per iteration, not per kernel
+        labels, costs, units, shares = state.labels, state.costs, state.units, state.shares
+        priorities, streams, procs = state.priorities, state.streams, state.procs
+        fanout, download, job_name = state.fanout, state.download, self.job.name
+
         def release(row: int) -> None:
             if epoch != control.epoch:  # aborted: data still in transit is dropped
                 return
@@ -198,14 +206,14 @@ class JobRunner:
                 return
             if check is not None:
                 check.released_kernel(row, self.env.now)
-            share = state.shares[row]
+            share = shares[row]
+            proc = procs[row]
             if control.shares:
-                share = control.share_of(state.procs[row].name, share)
-            task = Task(state.labels[row], state.costs[row], state.units[row],
-                        share, state.priorities[row] + offset, on_done,
-                        meta=(self.job.name, iteration, row), stream=state.streams[row])
-            control.track(task, state.procs[row], finished)
-            state.procs[row].submit(task)
+                share = control.share_of(proc.name, share)
+            task = Task(labels[row], costs[row], units[row], share, priorities[row] + offset,
+                        on_done, (job_name, iteration, row), streams[row])
+            control.track(task, proc, finished)
+            proc.submit(task)
 
         def arrive(rows: list[int], producer: int = -1) -> None:
             if check is not None:
@@ -249,15 +257,15 @@ class JobRunner:
                 check.done(row, task.start, self.env.now)
                 self.audit.lanes(state.procs[row].name, task.lanes, task.start,
                                  self.env.now, task.label)
-            for route, rows in state.fanout[row]:
+            for route, rows in fanout[row]:
                 if route:
                     self._send(route, state.bytes_out[row], rows,
                                arrive if check is None else
                                lambda rows, row=row: arrive(rows, row), task.label, report)
                 else:
                     arrive(rows, row)
-            if state.download[row]:
-                self._send(state.download[row], state.bytes_out[row], [-2],
+            if download[row]:
+                self._send(download[row], state.bytes_out[row], [-2],
                            lambda home, row=row: downloaded(row, home),
                            task.label + " (output)", report)
             else:
@@ -328,6 +336,7 @@ class _PlanState:
         ConfigError: see :class:`JobRunner`.
     """
 
+    @gc_paused  # many long-lived rows, no garbage: see simulator._gc
     def __init__(self, system: System, job: Job, plan: Plan, resolve):
         self.plan = plan
         trace = plan.trace if plan.trace is not None else job.trace
@@ -337,9 +346,16 @@ class _PlanState:
                               f"of {n} kernels")
         table = trace.table
         columns = {c: table[c].tolist() for c in table.columns if c != "deps"}
-        records = [dict(zip(columns, values)) for values in zip(*columns.values())]
+        names = list(columns)
+        rows = list(zip(*columns.values()))
+        # What a kernel's cost depends on besides its placement: every column but
+        # the id and the name. Rows alike on the same placement share one cost
+        # (long traces repeat a few kernel shapes), so the cost model is asked
+        # once per distinct row instead of once per row; a row that is not
+        # alike (NaN included) is simply costed on its own.
+        alike = itemgetter(*[i for i, c in enumerate(names) if c not in ("id", "name")])
         self.labels = [f"{job.name}/{kid}:{name}" for kid, name in
-                       zip(table["id"], table["name"])]
+                       zip(columns["id"], columns["name"])]
         self.where: list[tuple[str, str]] = []
         self.procs = []
         self.costs = []
@@ -347,19 +363,30 @@ class _PlanState:
         self.shares = []
         self.streams = []  # a stream is a thread of this job: (job, name)
         resolved: dict = {}
-        for row, (placement, record) in enumerate(zip(plan.placements, records)):
-            place = resolved.get(placement)
-            if place is None:
-                place = resolved[placement] = resolve(system, job, placement, row,
-                                                      self.labels)
+        costs: dict = {}  # (id of a placement in plan.placements, alike values) -> cost
+        last_placement = last_place = None  # consecutive rows mostly share a Placement
+        for row, (placement, values) in enumerate(zip(plan.placements, rows)):
+            if placement is last_placement:
+                place = last_place
+            else:
+                place = resolved.get(placement)
+                if place is None:
+                    place = resolved[placement] = resolve(system, job, placement, row,
+                                                          self.labels)
+                last_placement, last_place = placement, place
             device, local, proc = place
-            try:
-                cost = system.devices[device].cost_model.kernel_cost(
-                    local, placement.units, record, placement.library,
-                    placement.memory_share)
-            except Unsupported as err:
-                raise ConfigError(f"kernel {self.labels[row]} ({record['op']}, "
-                                  f"{record['precision']}) cannot run: {err}") from None
+            key = (id(placement), alike(values))
+            cost = costs.get(key)
+            if cost is None:
+                record = dict(zip(names, values))
+                try:
+                    cost = system.devices[device].cost_model.kernel_cost(
+                        local, placement.units, record, placement.library,
+                        placement.memory_share)
+                except Unsupported as err:
+                    raise ConfigError(f"kernel {self.labels[row]} ({record['op']}, "
+                                      f"{record['precision']}) cannot run: {err}") from None
+                costs[key] = cost
             self.where.append((device, local))
             self.procs.append(proc)
             self.costs.append(cost)
@@ -382,14 +409,19 @@ class _PlanState:
         self.preds_count = [len(p) for p in trace.preds]
         # successors grouped by the route their data takes
         self.fanout: list[list[tuple[list, list[int]]]] = []
-        routes: dict[tuple, list] = {}
+        routes: dict[tuple, tuple[list, tuple]] = {}  # (src, dst) -> (route, its key)
+        where = self.where
         for row, succs in enumerate(trace.succs):
             groups: dict[tuple, tuple[list, list[int]]] = {}
             for succ in succs:
-                pair = (self.where[row], self.where[succ])
-                route = routes.get(pair)
-                if route is None:
-                    route = routes[pair] = system.route(*pair)
-                key = tuple(id(c) for c in route)
-                groups.setdefault(key, (route, []))[1].append(succ)
+                pair = (where[row], where[succ])
+                found = routes.get(pair)
+                if found is None:
+                    route = system.route(*pair)
+                    found = routes[pair] = (route, tuple(id(c) for c in route))
+                route, key = found
+                group = groups.get(key)
+                if group is None:
+                    group = groups[key] = (route, [])
+                group[1].append(succ)
             self.fanout.append(list(groups.values()))

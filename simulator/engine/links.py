@@ -17,6 +17,7 @@ import bisect
 from collections.abc import Callable, Sequence
 
 import simpy
+from simpy.events import Timeout
 
 
 class StepSchedule:
@@ -152,6 +153,6 @@ class Channel:
             self.radio.transfer(start, end, nbytes, self.uplink)
         if self._record is not None:
             self._record(self, start, end, nbytes, label)
-        event = self.env.timeout(arrival - now)
+        event = Timeout(self.env, arrival - now)  # env.timeout, without its indirection
         event.callbacks.append(lambda _event: on_arrival())
         return arrival

@@ -33,10 +33,13 @@ import heapq
 from collections.abc import Callable
 
 import simpy
+from simpy.events import Timeout
 
 from ..hardware.cost import KernelCost
 from ..spec.soc import ProcessorSpec
 from .dvfs import FrequencyDomain
+
+_NO_HOLD = (0.0, 0.0, 0.0, 0.0)  # a processor's ``_held`` when nothing is held
 
 
 class Task:
@@ -96,6 +99,8 @@ class Processor:
         self.running: list[Task] = []
         self._record = record
         self._ceff = spec.power.ceff
+        # (id(cost), OPP index, share, units) -> (cost, s, 1/s, W, B/s): see _time
+        self._timings: dict[tuple, tuple] = {}
         self._stall = spec.power.stall_activity
         # piecewise-constant rates and their integrals since the last sample
         self.power = 0.0  # W, dynamic
@@ -107,7 +112,7 @@ class Processor:
         self.max_core_busy = 0.0  # seconds the busiest core was busy (schedutil's signal)
         self.dram_bytes = 0.0  # B
         # a fast-forward hold: (W, busy units, busiest-core fraction, B/s)
-        self._held = (0.0, 0.0, 0.0, 0.0)
+        self._held = _NO_HOLD
         # what take_integrals handed out so far (J, unit-s, s, B)
         self._taken = [0.0, 0.0, 0.0, 0.0]
         domain.listeners.append(self._on_frequency)
@@ -130,12 +135,38 @@ class Processor:
     def take_integrals(self) -> tuple[float, float, float, float]:
         """Return and reset (dynamic energy J, busy unit-seconds, busiest-core
         busy seconds, DRAM bytes)."""
-        self.settle()
+        # settle() inlined (the same sums): every processor, every thermal step
+        now = self.env.now
+        dt = now - self._t
+        if dt > 0:
+            held_power, held_busy, held_core, held_dram = self._held
+            busy = self.busy
+            self.energy_dynamic += (self.power + held_power) * dt
+            self.busy_time += (busy + held_busy) * dt
+            self.max_core_busy += ((busy if busy < 1.0 else 1.0) + held_core) * dt
+            self.dram_bytes += (self.dram_rate + held_dram) * dt
+            self._t = now
         out = (self.energy_dynamic, self.busy_time, self.max_core_busy, self.dram_bytes)
         self.energy_dynamic = self.busy_time = self.max_core_busy = self.dram_bytes = 0.0
-        for i, value in enumerate(out):
-            self._taken[i] += value
+        taken = self._taken  # unrolled, for the same reason
+        taken[0] += out[0]
+        taken[1] += out[1]
+        taken[2] += out[2]
+        taken[3] += out[3]
         return out
+
+    def take_integrals_unless_quiet(self) -> tuple[float, float, float, float] | None:
+        """:meth:`take_integrals`, or None if the processor is *quiet*: nothing ran
+        or was held on it since the last take, so all four integrals are exact
+        zeros (its rates are reset to 0.0 when the last kernel leaves) and
+        taking them would change nothing but the time they are settled to.
+        The thermal tick asks this of every processor, mostly idle ones."""
+        if (self.running or self._held is not _NO_HOLD or self.energy_dynamic != 0.0
+                or self.busy_time != 0.0 or self.max_core_busy != 0.0
+                or self.dram_bytes != 0.0):
+            return self.take_integrals()
+        self._t = self.env.now
+        return None
 
     def cumulative(self) -> tuple[float, float, float, float]:
         """(dynamic energy J, busy unit-seconds, busiest-core busy seconds, DRAM
@@ -160,7 +191,7 @@ class Processor:
     def release(self) -> None:
         """End a :meth:`hold`."""
         self.settle()
-        self._held = (0.0, 0.0, 0.0, 0.0)
+        self._held = _NO_HOLD
 
     # -- queueing ---------------------------------------------------------
     def submit(self, task: Task) -> None:
@@ -169,6 +200,12 @@ class Processor:
             raise ValueError(f"{task.label} needs {task.need:g} units but {self.name} "
                              f"has {self.capacity:g}")
         self._seq += 1
+        if (not self._queue and task.need <= self.free + 1e-9
+                and (task.stream is None or task.stream not in self._streams)):
+            # Nothing waits and it fits: what the queue would do at once (the
+            # common case of a chain), without the heap.
+            self._start(task)
+            return
         heapq.heappush(self._queue, (task.priority, self._seq, task))
         self._dispatch()
 
@@ -196,9 +233,10 @@ class Processor:
             self._streams.add(task.stream)
         self.free -= task.need
         self.busy += task.need
-        if task.share >= 1.0 and len(self.free_lanes) >= task.units:
-            task.lanes = tuple(self.free_lanes[:task.units])
-            del self.free_lanes[:task.units]
+        free_lanes, units = self.free_lanes, task.units
+        if task.share >= 1.0 and len(free_lanes) >= units:
+            task.lanes = tuple(free_lanes[:units])
+            del free_lanes[:units]
         task.start = task.t_last = self.env.now
         self.running.append(task)
         self._time(task)
@@ -206,29 +244,41 @@ class Processor:
     def _time(self, task: Task) -> None:
         """(Re)compute a running task's speed, power and completion event."""
         # Inlined KernelCost.duration/activity: this runs once per kernel start
-        # and per OPP change, the engine's hottest path.
-        freq = self.domain.frequency
+        # and per OPP change, the engine's hottest path. The result depends only
+        # on the cost, the OPP, the share and the units, and a long run repeats
+        # the same few kernels at the same few OPPs: it is memoised (the entry
+        # holds the cost, so its id is not reused while the entry lives).
+        domain = self.domain
         cost = task.cost
-        compute = cost.compute_cycles / freq
-        scaled = cost.cycles / freq
-        busy = scaled if scaled > cost.fixed else cost.fixed
-        total = busy + cost.overhead
-        if total <= 0.0:
-            total = 1e-15
-        if compute > total:
-            compute = total
-        activity = (compute * cost.compute_activity + self._stall * (total - compute)) / total
-        duration = total / task.share
-        task.rate = 1.0 / duration
-        volt = self.domain.voltage
-        power = self._ceff * volt * volt * freq * activity * task.units * task.share
-        dram_rate = cost.dram_bytes * task.rate
+        key = (id(cost), domain.index, task.share, task.units)
+        timing = self._timings.get(key)
+        if timing is None:
+            freq = domain.frequencies[domain.index]  # domain.frequency, without the property
+            compute = cost.compute_cycles / freq
+            scaled = cost.cycles / freq
+            busy = scaled if scaled > cost.fixed else cost.fixed
+            total = busy + cost.overhead
+            if total <= 0.0:
+                total = 1e-15
+            if compute > total:
+                compute = total
+            activity = (compute * cost.compute_activity
+                        + self._stall * (total - compute)) / total
+            duration = total / task.share
+            rate = 1.0 / duration
+            volt = domain.voltages[domain.index]
+            power = self._ceff * volt * volt * freq * activity * task.units * task.share
+            timing = self._timings[key] = (cost, duration, rate, power,
+                                           cost.dram_bytes * rate)
+        _, duration, task.rate, power, dram_rate = timing
         self.power += power - task.power
         self.dram_rate += dram_rate - task.dram_rate
         task.power, task.dram_rate = power, dram_rate
         task.gen += 1
         remaining = (1.0 - task.done) * duration
-        event = self.env.timeout(remaining if remaining > 0.0 else 0.0)
+        # Timeout(env, ...) is what env.timeout(...) does, minus SimPy's bound-
+        # class indirection (a third of the cost of scheduling the event)
+        event = Timeout(self.env, remaining if remaining > 0.0 else 0.0)
         event.callbacks.append(_Completion(self, task, task.gen))
 
     def _finish(self, task: Task) -> None:
@@ -251,8 +301,10 @@ class Processor:
             self.power = self.dram_rate = self.busy = 0.0
             self.free = self.capacity
         if task.lanes:
-            self.free_lanes.extend(task.lanes)
-            self.free_lanes.sort()
+            free_lanes = self.free_lanes
+            free_lanes.extend(task.lanes)
+            if len(free_lanes) > 1:
+                free_lanes.sort()
         if task.stream is not None:
             self._streams.discard(task.stream)
             parked = self._parked.get(task.stream)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import simpy
 
+from .._gc import gc_frozen
 from ..errors import ConfigError
 from ..metrics import collect_metrics
 from ..network.build import build_links
@@ -43,19 +44,30 @@ __all__ = ["DEFAULT_DEVICE", "RunResult", "Simulation", "build_trace", "simulate
 
 
 class _Recorder:
-    """Collects tidy records as tuples (cheap on the hot path)."""
+    """Collects tidy records as tuples (cheap on the hot path).
+
+    With ``keep`` False (nobody will read the per-kernel tables: see
+    :meth:`Simulation.build`) finished kernels are only counted, so that a long
+    run's memory does not grow with its kernels; ``count`` is the number of
+    kernels either way.
+    """
 
     def __init__(self):
         self.tasks: list[tuple] = []
         self.transfers: list[tuple] = []
+        self.count = 0  # finished kernels, kept or not
+        self.keep = True
 
     def task(self, proc: Processor, task: Task, end: float) -> None:
-        job, iteration, row = task.meta if task.meta else ("", 0, -1)
-        self.tasks.append((job, iteration, row, task.label, proc.name, task.units, task.share,
-                           task.lanes, task.start, end))
+        self.count += 1
+        if self.keep:
+            job, iteration, row = task.meta if task.meta else ("", 0, -1)
+            self.tasks.append((job, iteration, row, task.label, proc.name, task.units,
+                               task.share, task.lanes, task.start, end))
 
     def transfer(self, channel, start: float, end: float, nbytes: float, label: str) -> None:
-        self.transfers.append((channel.name, label, nbytes, start, end))
+        if self.keep:
+            self.transfers.append((channel.name, label, nbytes, start, end))
 
 
 class Simulation:
@@ -127,6 +139,11 @@ class Simulation:
                     self.base)
         self.jobs: list[Job] = build_jobs(self.exp, devices, self.base, self._traces)
         self.policy: Policy = make_policy(dict(self.exp.policy))
+        # Per-kernel records are kept only if written or read: by the kernel table or
+        # the timeline, or by a policy's own metrics (which may read result.kernels).
+        outputs = self.exp.outputs
+        self.recorder.keep = (outputs.kernels or outputs.timeline
+                              or type(self.policy).metrics is not Policy.metrics)
         self.context = PolicyContext(system=self.system, rng=self.rng)
         self.policy.bind(self.context)
         return self
@@ -156,10 +173,11 @@ class Simulation:
         for runner in self.runners:
             env.process(runner.process())
         all_done = simpy.AllOf(env, [r.done for r in self.runners])
-        if self.exp.time_limit is not None:
-            env.run(until=simpy.AnyOf(env, [all_done, env.timeout(self.exp.time_limit)]))
-        else:
-            env.run(until=all_done)
+        with gc_frozen():  # collections walk the run's objects only (simulator._gc)
+            if self.exp.time_limit is not None:
+                env.run(until=simpy.AnyOf(env, [all_done, env.timeout(self.exp.time_limit)]))
+            else:
+                env.run(until=all_done)
         for dev in self.system.devices.values():
             dev.finish()
         return self

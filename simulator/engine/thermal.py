@@ -97,7 +97,9 @@ class ThermalNetwork:
         pair = self._multi.get(steps)
         if pair is None:
             pair = self._multi[steps] = self._propagators(self.step * steps)
-        self.theta = pair[0] @ self.theta + pair[1] @ power
+        # ndarray.dot: the same BLAS product as ``@`` (bit for bit), at half the
+        # call overhead on these tiny matrices; this runs every thermal step
+        self.theta = pair[0].dot(self.theta) + pair[1].dot(power)
 
     def steady_state(self, power: np.ndarray) -> np.ndarray:
         """Temperatures (°C) the network settles at under constant ``power``."""

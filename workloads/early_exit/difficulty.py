@@ -32,7 +32,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-from scipy.special import expit, ndtr
 
 from simulator.errors import ConfigError
 
@@ -70,6 +69,8 @@ class DifficultyProcess:
         if self._frames:
             self._z = rho * self._z + math.sqrt(1.0 - rho * rho) * float(
                 self.rng.standard_normal())
+        from scipy.special import ndtr  # lazy: scipy.special costs ~0.2 s to import
+
         return float(ndtr(self._z))
 
     def sample(self, frames: int) -> np.ndarray:
@@ -107,6 +108,8 @@ def confidence(top: np.ndarray | float, classes: int) -> np.ndarray:
 
 def exit_confidence(difficulty, q, classes: int, slope: float) -> np.ndarray:
     """Confidence of an exit of capability ``q`` on frames of ``difficulty``."""
+    from scipy.special import expit  # lazy, as in Difficulty._next
+
     top = 1.0 / classes + (1.0 - 1.0 / classes) * expit(slope * (np.asarray(q) -
                                                                  np.asarray(difficulty)))
     return confidence(top, classes)

@@ -40,8 +40,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import ndtr
 
 from .codec import HEADER_BYTES, LOSSLESS
 
@@ -116,6 +114,11 @@ def _plane_cost(bits: np.ndarray) -> np.ndarray:
 def _bytes_per_element(sparsity: float, relu: bool, spread: float, bits: int,
                        log2_elements: int) -> float:
     """Packed bytes per element, without the header (cached on rounded inputs)."""
+    # lazy: scipy.optimize and scipy.special cost ~0.7 s to import, and most runs
+    # that import this module (every policy's) never pack a tensor
+    from scipy.optimize import brentq
+    from scipy.special import ndtr
+
     x, w = _nodes()
     elements = 2.0 ** log2_elements
     if relu:
@@ -164,6 +167,9 @@ def synthetic_activation(stats: TensorStats, channels: int, rng: np.random.Gener
 
     Used to check the model against the real codec (:mod:`.codec`).
     """
+    from scipy.optimize import brentq  # lazy, as in _bytes_per_element
+    from scipy.special import ndtr
+
     x, w = _nodes()
     if stats.relu:
         mu = brentq(lambda m: float((w * ndtr(-(m + stats.spread * x))).sum())
