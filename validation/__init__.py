@@ -13,17 +13,10 @@ data (``fit*``, each runnable with ``python -m``) and its report tools:
 * :mod:`validation.cappuccino`, :mod:`validation.xenos` -- their calibrated cells.
 
 :mod:`validation.micro` runs single kernels through the engine as the
-references were measured. This package is a plugin of the ``checks`` registry
-(:data:`simulator.checks.CHECKS`): importing it registers every check, and
-``socsim validate`` finds it through the ``socsim.checks`` entry point. Studies
-use everything below them; nothing imports a study.
+references were measured. :mod:`validation.checks` is the plugin of the
+``checks`` registry (:data:`simulator.checks.CHECKS`): importing it registers
+every check, and ``socsim validate`` finds it through the ``socsim.checks``
+entry point. (This package imports nothing itself, so that ``python -m`` runs a
+fit without importing every check first.) Studies use everything below them;
+nothing imports a study.
 """
-
-from validation.cappuccino import checks as _cappuccino  # noqa: F401
-from validation.dyno import checks as _dyno  # noqa: F401
-from validation.engine import checks as _engine  # noqa: F401
-from validation.engine import thermal_checks as _thermal  # noqa: F401
-from validation.mandheling import checks as _mandheling  # noqa: F401
-from validation.nestdnn import checks as _nestdnn  # noqa: F401
-from validation.pixel4 import checks as _pixel4  # noqa: F401
-from validation.xenos import checks as _xenos  # noqa: F401

@@ -136,6 +136,13 @@ class SplitInference(Policy):
         state.current = self._invoke(job, state)
         return self._plan_for(job, state, state.current)
 
+    def invoke(self, job: Job) -> int:
+        """Run the scheduler once for a planned job, as it runs at run time (the
+        profiler's estimates for every candidate, then the constraint and target
+        selection); returns the chosen configuration's index. What DynO reports as
+        its own cost (``validation.dyno.overhead`` times it)."""
+        return self._invoke(job, self._jobs[job.name])
+
     def _invoke(self, job: Job, state: JobState) -> int:
         estimates = None
         if state.profiler is not None:

@@ -13,34 +13,11 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-import simpy
-
-from simulator.engine.device import Device
-from simulator.engine.dvfs import GOVERNORS
-from simulator.engine.system import System
-from simulator.library import load_soc
-from simulator.network.build import build_links
-from simulator.policy import Job, PolicyContext, make_policy
-from simulator.spec.system import LinkSpec
-from workloads.generate import generate_trace
+from simulator.engine.simulation import Simulation
+from simulator.spec.experiment import ExperimentSpec
 
 CLIENT_SOC = "jetson-agx-xavier"
 SERVER_SOC = "desktop-i7-1080ti"
-
-
-def _system(preset: str) -> System:
-    env = simpy.Environment()
-    devices = {}
-    for name, soc in (("device", CLIENT_SOC), ("server", SERVER_SOC)):
-        spec = load_soc(soc)
-        governors = {local: GOVERNORS.get("performance")() for local in spec.processors()}
-        devices[name] = Device(env, name, spec, governors, lambda *_: None,
-                               prefix=f"{name}:")
-    system = System(devices)
-    build_links(env, [LinkSpec(between=("device", "server"), preset=preset)], system,
-                np.random.default_rng(0))
-    return system
 
 
 def decision_times(model: str, invocations: int = 20, preset: str = "4g",
@@ -55,15 +32,18 @@ def decision_times(model: str, invocations: int = 20, preset: str = "4g",
     """
     params = policy or {"targets": [{"metric": "throughput", "goal": "max"},
                                     {"metric": "server_cost", "goal": "min"}]}
-    dyno = make_policy({"name": "dyno", **params})
-    dyno.bind(PolicyContext(system=_system(preset), rng=np.random.default_rng(0)))
-    job = Job(name=model, trace=generate_trace(model), device="device",
-              params={"model": model}, max_in_flight=4)
+    # DynO's testbed, built as a run would build it but not run
+    sim = Simulation(ExperimentSpec.model_validate({
+        "name": "dyno-overhead", "soc": CLIENT_SOC, "devices": {"server": {"soc": SERVER_SOC}},
+        "links": [{"between": ["device", "server"], "preset": preset}],
+        "workload": {"model": model, "batch": 1, "max_in_flight": 4},
+        "policy": {"name": "dyno", **params}, "dvfs": {"governor": "performance"},
+        "seed": 0})).build()
+    dyno, job = sim.policy, sim.jobs[0]
     dyno.plan(job)  # builds the profile and the profiler (offline, not timed)
-    state = dyno._jobs[model]
     times = []
     for _ in range(invocations):
         start = time.perf_counter()
-        dyno._invoke(job, state)
+        dyno.invoke(job)
         times.append(time.perf_counter() - start)
     return times

@@ -44,25 +44,20 @@ def _experiment(soc: str, workload: dict, policy: dict, **extra) -> ExperimentSp
 
 @lru_cache(maxsize=1)
 def _profiler():
-    """A policy context on SD865 (top OPPs), a job and Mandheling's CPU pool."""
+    """A policy context on SD865 (top OPPs), a job and Mandheling's CPU pool: a run
+    built (not run) with a one-kernel trace."""
     import pandas as pd
-    import simpy
 
     from policies.mandheling.cpu import thread_pool
-    from simulator.engine.device import Device
-    from simulator.engine.dvfs import Performance
-    from simulator.engine.system import System
-    from simulator.library import load_soc
-    from simulator.policy import Job, PolicyContext
+    from simulator.engine.simulation import Simulation
     from simulator.trace import trace_from_table
 
-    soc = load_soc(SD865)
-    governors = {name: Performance() for name in soc.processors()}
-    device = Device(simpy.Environment(), "device", soc, governors, lambda *a: None)
-    context = PolicyContext(system=System({"device": device}), rng=np.random.default_rng(0))
-    job = Job("profile", trace_from_table(pd.DataFrame([kernel_row("relu", "int8", 1, 1, 1)])),
-              "device")
-    return context, job, thread_pool(context.processors(), "big2", "mnn")
+    trace = trace_from_table(pd.DataFrame([kernel_row("relu", "int8", 1, 1, 1)]))
+    sim = Simulation(ExperimentSpec.model_validate({
+        "name": "mandheling-profile", "soc": SD865, "workload": {"trace": "<memory>"},
+        "policy": {"name": "single"}, "dvfs": {"governor": "performance"}}),
+        traces={0: trace}).build()
+    return sim.context, sim.jobs[0], thread_pool(sim.context.processors(), "big2", "mnn")
 
 
 def _cpu_ms(row: dict) -> float:
