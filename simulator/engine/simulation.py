@@ -206,16 +206,6 @@ class Simulation:
 def simulate(exp: ExperimentSpec, seed: int | None = None, base: Path | None = None,
              traces: dict[int, Trace] | None = None, soc: SocSpec | None = None,
              audit: bool = False) -> RunResult:
-    """Run one resolved experiment: build, plan, run and collect (see :class:`Simulation`).
-
-    Args:
-        exp: the experiment, with no sweep left to expand.
-        seed: the run's seed (``exp.seed`` if None).
-        base: folder relative paths in the experiment are resolved against.
-        traces: in-memory traces replacing workload ``i``'s trace (tests, checks).
-        soc: a device description to use instead of loading ``exp.soc`` (calibration).
-        audit: check the engine's promises on every kernel as the run goes
-            (:mod:`simulator.engine.audit`; tests): a broken one raises
-            :class:`~simulator.engine.audit.InvariantViolation`.
-    """
+    """Run one resolved experiment: build, plan, run and collect. The arguments are
+    :class:`Simulation`'s."""
     return Simulation(exp, seed, base, traces, soc, audit).build().plan().run().collect()

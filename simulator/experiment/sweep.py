@@ -174,14 +174,6 @@ def sweep_points(sweep: SweepSpec) -> list[dict[str, Any]]:
     return points
 
 
-def _sweep_location(sweep: SweepSpec, key: str) -> str:
-    if key in sweep.grid:
-        return f"sweep.{key}"
-    if key in sweep.zip:
-        return f"sweep.zip.{key}"
-    return f"sweep.random.params.{key}"
-
-
 def sweep_location(sweep: SweepSpec, key: str) -> str:
     """The YAML path of sweep axis ``key`` (grid, zip or random)."""
     if key in sweep.grid:
