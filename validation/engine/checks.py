@@ -71,8 +71,8 @@ for _op, (_cpu_ms, _dsp_ms) in refs.UNFRIENDLY_OPS_MS.items():
           # the A77's INT8 layout-op efficiencies are fitted to this column
           group="engine", status="calibration")(lambda op=_op: _unfriendly_ms(op, "cpu.gold"))
     check(f"sd865.unfriendly.{_op}.dsp", reference=_dsp_ms, unit="ms", tolerance_pct=30.0,
-          source=refs.SOURCE + ", DSP-unfriendly ops (DSP)",
-          group="engine", status="calibration")  # fit_dsp's op-table cells(lambda op=_op: _unfriendly_ms(op, "dsp"))
+          source=refs.SOURCE + ", DSP-unfriendly ops (DSP)",  # fit_dsp's op-table cells
+          group="engine", status="calibration")(lambda op=_op: _unfriendly_ms(op, "dsp"))
 
 
 @check("sd865.cpu_dsp_switch", reference=refs.SWITCH_MS, unit="ms", tolerance_pct=20.0,
