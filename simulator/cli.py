@@ -180,7 +180,7 @@ def cmd_plot(args) -> int:
 def cmd_validate(args) -> int:
     """``socsim validate``: the validation scoreboard."""
     from .results import write_frame
-    from .scoreboard import counts, format_scoreboard, run_checks, scoreboard_table, select_checks
+    from .scoreboard import format_scoreboard, run_checks, scoreboard_table, select_checks, summary
 
     checks = select_checks(args.group, args.check or ())
     out = Path(args.out) if args.out else _fresh_folder(Path("results") / "validation")
@@ -191,9 +191,8 @@ def cmd_validate(args) -> int:
         scores = run_checks(checks, on_score=lambda score: bar.update(1))
     print(format_scoreboard(scores))
     write_frame(out / "validation.csv", scoreboard_table(scores))
-    tally = counts(scores)
-    print(f"\n{tally['pass']} passed, {tally['fail']} failed, {tally['skip']} skipped "
-          f"of {len(scores)} checks; scoreboard: {out / 'validation.csv'}")
+    # Failures are findings, not errors of the command: the exit status stays 0.
+    print(f"\n{summary(scores)}\n{len(scores)} checks; scoreboard: {out / 'validation.csv'}")
     return EXIT_OK
 
 
@@ -216,7 +215,8 @@ def _listing(what: str) -> list[tuple[str, str]]:
     if what == "checks":
         from .checks import CHECKS
 
-        return [(n, f"[{c.group}] {c.reference:g} {c.unit} ±{c.tolerance_pct:g}% - {c.source}")
+        return [(n, f"[{c.group}, {c.status}] {c.reference:g} {c.unit} ±{c.tolerance_pct:g}% - "
+                    f"{c.source}")
                 for n, c in ((n, CHECKS.get(n)) for n in CHECKS.names())]
     registry = _registries()[what]
     return [(n, _doc(registry.get(n))) for n in registry.names()]

@@ -3,8 +3,12 @@
 Each check (see :mod:`simulator.checks`) returns the simulated
 value of one published measurement. The scoreboard has one row per check with
 ``check, source, reference, simulated, unit, error_pct, tolerance_pct,
-passed``; ``passed`` is empty for a check whose data is not on this machine
-(shown as SKIP). A check that raises counts as failed and its error is kept.
+passed, group, status, reason`` (the last three appended, so readers of the
+older table keep their columns); ``passed`` is empty for a check whose data is
+not on this machine (shown as SKIP). A check that raises counts as failed and
+its error is kept. The summary counts calibration and prediction checks
+apart; a documented exception shows its verdict but is not counted as a pass
+or a failure.
 """
 
 from __future__ import annotations
@@ -16,11 +20,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .checks import CHECKS, Check, DataUnavailable
+from .checks import CHECKS, STATUSES, Check, DataUnavailable
 from .errors import ConfigError
 
 COLUMNS = ["check", "source", "reference", "simulated", "unit", "error_pct", "tolerance_pct",
-           "passed"]
+           "passed", "group", "status", "reason"]
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,8 @@ def scoreboard_table(scores: list[Score]) -> pd.DataFrame:
     rows = [{"check": s.check.name, "source": s.check.source,
              "reference": float(s.check.reference), "simulated": s.simulated,
              "unit": s.check.unit, "error_pct": s.error_pct,
-             "tolerance_pct": float(s.check.tolerance_pct), "passed": s.passed}
+             "tolerance_pct": float(s.check.tolerance_pct), "passed": s.passed,
+             "group": s.check.group, "status": s.check.status, "reason": s.check.reason}
             for s in scores]
     table = pd.DataFrame(rows, columns=COLUMNS)
     table["passed"] = table["passed"].astype("boolean")
@@ -130,15 +135,15 @@ def _clip(text: str, width: int) -> str:
 
 def format_scoreboard(scores: list[Score], source_width: int = 40) -> str:
     """A fixed-width text table, failures' reasons listed below it."""
-    header = ["check", "source", "reference", "simulated", "unit", "error %", "tol %",
-              "result"]
-    rows = [[s.check.name, _clip(s.check.source, source_width), _number(s.check.reference),
-             _number(s.simulated), s.check.unit,
+    header = ["check", "group", "status", "source", "reference", "simulated", "unit",
+              "error %", "tol %", "result"]
+    rows = [[s.check.name, s.check.group, s.check.status, _clip(s.check.source, source_width),
+             _number(s.check.reference), _number(s.simulated), s.check.unit,
              "-" if math.isnan(s.error_pct) else f"{s.error_pct:+.1f}",
              f"{s.check.tolerance_pct:g}" if s.check.kind != "max" else "max",
              s.verdict] for s in scores]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    numeric = {2, 3, 5, 6}
+    numeric = {4, 5, 7, 8}
 
     def line(cells: list) -> str:
         return "  ".join(str(c).rjust(w) if i in numeric else str(c).ljust(w)
@@ -149,10 +154,55 @@ def format_scoreboard(scores: list[Score], source_width: int = 40) -> str:
     notes = [f"  {s.check.name}: {s.note}" for s in scores if s.note and s.passed is not None]
     if notes:
         out += ["", "errors:", *notes]
+    exceptions = [f"  {s.check.name} ({s.verdict}): {s.check.reason}" for s in scores
+                  if s.check.status == "exception"]
+    if exceptions:
+        out += ["", "documented exceptions (not counted):", *exceptions]
+    skipped = _skip_reasons(scores)
+    if skipped:
+        out += ["", "skipped:"]
+        out += [f"  {note}: {', '.join(names)}" for note, names in skipped.items()]
     return "\n".join(out)
 
 
+def _skip_reasons(scores: list[Score]) -> dict[str, list[str]]:
+    """Skipped checks by reason (one missing data folder skips many checks alike)."""
+    reasons: dict[str, list[str]] = {}
+    for s in scores:
+        if s.passed is None:
+            reasons.setdefault(s.note, []).append(s.check.name)
+    return reasons
+
+
 def counts(scores: list[Score]) -> dict[str, int]:
-    """How many checks passed, failed and were skipped."""
+    """How many checks passed, failed and were skipped (every status alike)."""
     verdicts = [s.verdict for s in scores]
     return {v.lower(): verdicts.count(v) for v in ("PASS", "FAIL", "SKIP")}
+
+
+def status_counts(scores: list[Score]) -> dict[str, tuple[int, int]]:
+    """(passed, evaluated) per status; skipped checks are in neither number."""
+    out = {}
+    for status in STATUSES:
+        ran = [s for s in scores if s.check.status == status and s.passed is not None]
+        out[status] = (sum(1 for s in ran if s.passed), len(ran))
+    return out
+
+
+def summary(scores: list[Score]) -> str:
+    """One line: calibration and predictions passed of evaluated, exceptions, skips.
+
+    E.g. ``calibration 120/123 passed, predictions 9/20 passed, 9 documented
+    exceptions, 8 skipped (data unavailable: ...)``. Exceptions are counted
+    whatever their verdict (they are shown, not scored); a skipped exception
+    counts as skipped.
+    """
+    tally = status_counts(scores)
+    exceptions = sum(1 for s in scores if s.check.status == "exception" and s.passed is not None)
+    parts = [f"calibration {tally['calibration'][0]}/{tally['calibration'][1]} passed",
+             f"predictions {tally['prediction'][0]}/{tally['prediction'][1]} passed",
+             f"{exceptions} documented exception{'s' if exceptions != 1 else ''}"]
+    skipped = _skip_reasons(scores)
+    if skipped:
+        parts.append(f"{sum(map(len, skipped.values()))} skipped ({'; '.join(skipped)})")
+    return ", ".join(parts)

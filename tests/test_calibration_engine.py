@@ -24,6 +24,7 @@ TARGETS = [
 @pytest.mark.parametrize("name", TARGETS)
 def test_engine_calibration_target(name):
     check = CHECKS.get(name)
+    assert check.status == "calibration"
     simulated = check.simulate()
     if check.kind == "max":
         assert simulated <= check.reference

@@ -231,31 +231,49 @@ def test_plot_redraws_from_saved_results(tmp_path, capsys):
 
 @pytest.fixture
 def test_checks(monkeypatch):
-    """Three checks of a private group (pass, fail, skip), removed after the test."""
+    """Checks of a private group (a passing calibration, a failing prediction, a
+    failing documented exception, a skipped calibration), removed after the test."""
 
     def unavailable() -> float:
         raise DataUnavailable("no data here")
 
-    for name, reference, unit, simulate in (("pass", 10.0, "ms", lambda: 10.5),
-                                            ("fail", 10.0, "ms", lambda: 20.0),
-                                            ("skip", 1.0, "W", unavailable)):
+    for name, reference, unit, simulate, status, reason in (
+            ("pass", 10.0, "ms", lambda: 10.5, "calibration", ""),
+            ("fail", 10.0, "ms", lambda: 20.0, "prediction", ""),
+            ("exc", 10.0, "ms", lambda: 30.0, "exception", "the data contradict each other"),
+            ("skip", 1.0, "W", unavailable, "calibration", "")):
         full = f"zz_cli_test.{name}"
-        monkeypatch.setitem(CHECKS._entries, full, Check(full, reference, unit, 10, "test",
-                                                         "zz-cli-test", simulate))
+        monkeypatch.setitem(CHECKS._entries, full,
+                            Check(full, reference, unit, 10, "test", "zz-cli-test", simulate,
+                                  status=status, reason=reason))
 
 
 def test_validate_writes_the_scoreboard(tmp_path, capsys, test_checks):
     assert main(["validate", "--group", "zz-cli-test", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     assert "PASS" in printed and "FAIL" in printed and "SKIP" in printed
-    assert "1 passed, 1 failed, 1 skipped" in printed
+    # the exception fails but is not counted; the skip says why
+    assert ("calibration 1/1 passed, predictions 0/1 passed, 1 documented exception, "
+            "1 skipped (data unavailable: no data here)") in printed
+    assert "zz_cli_test.exc (FAIL): the data contradict each other" in printed
+    assert "data unavailable: no data here: zz_cli_test.skip" in printed
+    header = printed.splitlines()[0].split()
+    assert header[:3] == ["check", "group", "status"] and header[-1] == "result"
     table = pd.read_csv(tmp_path / "validation.csv")
     assert list(table.columns) == ["check", "source", "reference", "simulated", "unit",
-                                   "error_pct", "tolerance_pct", "passed"]
+                                   "error_pct", "tolerance_pct", "passed", "group", "status",
+                                   "reason"]
     rows = table.set_index("check")
     assert rows.loc["zz_cli_test.pass", "error_pct"] == pytest.approx(5.0)
     assert rows.loc["zz_cli_test.fail", "passed"] == False  # noqa: E712 (CSV boolean)
     assert math.isnan(rows.loc["zz_cli_test.skip", "simulated"])
+    assert rows["status"].to_dict() == {"zz_cli_test.pass": "calibration",
+                                        "zz_cli_test.fail": "prediction",
+                                        "zz_cli_test.exc": "exception",
+                                        "zz_cli_test.skip": "calibration"}
+    assert rows["reason"].fillna("").to_dict()["zz_cli_test.exc"] == "the data contradict each other"
+    assert rows["reason"].isna().sum() == 3  # only the exception gives one
+    assert set(rows["group"]) == {"zz-cli-test"}
     assert main(["validate", "--group", "no-such-group"]) == 2
     assert "unknown check group" in one_line_error(capsys.readouterr().err)
 

@@ -9,7 +9,8 @@ import pytest
 
 from simulator.checks import CHECKS
 
-TARGETS = [name for name in CHECKS.names() if CHECKS.get(name).group in ("cappuccino", "xenos")]
+TARGETS = [name for name in CHECKS.names() if name.startswith(("cappuccino.", "xenos."))
+           and CHECKS.get(name).status == "calibration"]
 # One code overhead for the three CNNs leaves AlexNet's exact column 16 % slow (GoogLeNet 12 %
 # fast): a known miss of the one-number model, kept visible (strict: a fix must remove this).
 KNOWN_MISSES = {"cappuccino.nexus5.alexnet.parallel"}
@@ -18,6 +19,8 @@ KNOWN_MISSES = {"cappuccino.nexus5.alexnet.parallel"}
 def test_the_targets_are_registered():
     assert len(TARGETS) == 8
     assert KNOWN_MISSES <= set(TARGETS)
+    # the groups and the statuses say the same: fitted figures in the plain groups
+    assert {CHECKS.get(name).group for name in TARGETS} == {"cappuccino", "xenos"}
 
 
 @pytest.mark.parametrize("name", [

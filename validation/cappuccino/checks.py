@@ -31,6 +31,7 @@ def _register() -> None:
                   source=refs.SOURCE + (f", {mode} column (fitted)" if fitted else
                                         f", {mode} column (held out)"),
                   group="cappuccino" if fitted else "cappuccino-predictions",
+                  status="calibration" if fitted else "prediction",
                   )(lambda m=model, md=mode: calibration.latency_ms(refs.SOC, m, md))
 
 
@@ -46,6 +47,6 @@ def _energy_j(mode: str) -> float:
        reference=refs.ENERGY_SINGLE_J / refs.ENERGY_CAPPUCCINO_J, unit="x",
        tolerance_pct=PREDICTION_TOLERANCE,
        source=refs.SOURCE + ", SqueezeNet energy, single-threaded / Cappuccino (exact mode)",
-       group="cappuccino-predictions")
+       group="cappuccino-predictions", status="prediction")
 def _energy_ratio() -> float:
     return _energy_j("baseline") / _energy_j("parallel")

@@ -45,27 +45,28 @@ def _engine_packing_ms(bits: int) -> float:
 
 
 @check("dyno.pack.relu200k.lossless_reduction", reference=refs.LOSSLESS_REDUCTION_PCT,
-       unit="%", tolerance_pct=10.0, source=RELU + ", lossless packing (fitted)", group=GROUP)
+       unit="%", tolerance_pct=10.0, source=RELU + ", lossless packing (fitted)", group=GROUP,
+       status="calibration")  # the ReLU sparsity level
 def _lossless_size() -> float:
     return reduction_pct(reference_tensor(), LOSSLESS)
 
 
 @check("dyno.pack.relu200k.isquant4_reduction", reference=refs.ISQUANT4_REDUCTION_PCT,
        unit="%", tolerance_pct=5.0, source=RELU + ", 4-bit ISQuant ('up to 95 %')",
-       group=GROUP)
+       group=GROUP, status="prediction")
 def _isquant4_size() -> float:
     return reduction_pct(reference_tensor(), 4)
 
 
 @check("dyno.pack.relu200k.lossless_time", reference=refs.LOSSLESS_TIME_MS, unit="ms",
-       tolerance_pct=0.0, kind="max", group=GROUP,
+       tolerance_pct=0.0, kind="max", group=GROUP, status="calibration",
        source=RELU + ", lossless packing 'in under 0.1 ms' (fitted, Jetson CPU)")
 def _lossless_time() -> float:
     return _engine_packing_ms(LOSSLESS)
 
 
 @check("dyno.pack.relu200k.isquant4_time", reference=refs.ISQUANT4_TIME_MS, unit="ms",
-       tolerance_pct=0.0, kind="max", group=GROUP,
+       tolerance_pct=0.0, kind="max", group=GROUP, status="calibration",
        source=RELU + ", 4-bit packing 'in under 0.32 ms' (fitted, Jetson CPU)")
 def _isquant4_time() -> float:
     return _engine_packing_ms(4)
@@ -81,13 +82,13 @@ def _quantisation_only(bits: int) -> float:
 
 for _bits, _ratio in refs.QUANT_ONLY_RATIO.items():
     check(f"dyno.pack.quantisation_only.{_bits}bit", reference=_ratio, unit="x",
-          tolerance_pct=2.0, group=GROUP,
+          tolerance_pct=2.0, group=GROUP, status="prediction",
           source=f"{refs.SOURCE}, quantisation alone 4-10.6x smaller than FP32"
           )(lambda b=_bits: _quantisation_only(b))
 
 
 @check("dyno.pack.vgg19_best_ratio", reference=refs.VGG19_MAX_RATIO, unit="x",
-       tolerance_pct=35.0, group=GROUP,
+       tolerance_pct=35.0, group=GROUP, status="prediction",
        source=f"{refs.SOURCE}, whole-pipeline ratios reach 60x (VGG19 ReLU layers)")
 def _vgg19_ratio() -> float:
     profile = SplitProfile(generate_trace("vgg19"), "vgg19")
@@ -97,7 +98,7 @@ def _vgg19_ratio() -> float:
 
 
 @check("dyno.candidates.relu_filter_reduction", reference=refs.RELU_FILTER_REDUCTION_PCT,
-       unit="%", tolerance_pct=25.0, group=GROUP,
+       unit="%", tolerance_pct=25.0, group=GROUP, status="prediction",
        source=f"{refs.SOURCE}, the ReLU-only filter removes ~81 % of the split points "
               "(mean over its four CNNs; ours cut between kernels, DynO between modules)")
 def _relu_filter() -> float:
@@ -119,7 +120,7 @@ def _decision_ms() -> np.ndarray:
 
 
 @check("dyno.scheduler.max_ms", reference=refs.SCHEDULER_MAX_MS, unit="ms",
-       tolerance_pct=0.0, kind="max", group=GROUP,
+       tolerance_pct=0.0, kind="max", group=GROUP, status="prediction",
        source=f"{refs.SOURCE}, scheduler cost at most 14 ms on the Jetson CPU (simulated: "
               "wall time on this host, median decision of each of four CNNs)")
 def _scheduler_max() -> float:
@@ -127,7 +128,7 @@ def _scheduler_max() -> float:
 
 
 @check("dyno.scheduler.geomean_ms", reference=refs.SCHEDULER_GEOMEAN_MS, unit="ms",
-       tolerance_pct=0.0, kind="max", group=GROUP,
+       tolerance_pct=0.0, kind="max", group=GROUP, status="prediction",
        source=f"{refs.SOURCE}, scheduler cost 11 ms geometric mean on the Jetson CPU "
               "(simulated: wall time on this host, median decision per CNN)")
 def _scheduler_geomean() -> float:

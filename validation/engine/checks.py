@@ -35,7 +35,8 @@ def _register_cells() -> None:
         for batch, ms in zip(refs.CONV_BATCHES, row_ms):
             check(f"sd865.dsp.conv64.{size}x{size}.b{batch}", reference=ms, unit="ms",
                   tolerance_pct=TOLERANCE_CELL, source=refs.SOURCE + ", conv batch table",
-                  group="engine")(lambda s=size, b=batch: conv_cell_ms(s, b))
+                  group="engine", status="calibration",  # fit_dsp's 18 cells
+                  )(lambda s=size, b=batch: conv_cell_ms(s, b))
 
 
 _register_cells()
@@ -43,7 +44,7 @@ _register_cells()
 
 @check("sd865.dsp.conv64.median_abs_error", reference=25.0, unit="%", tolerance_pct=0.0,
        source=refs.SOURCE + ", conv batch table (median |error| over 18 cells <= 25 %)",
-       group="engine", kind="max")
+       group="engine", status="calibration", kind="max")
 def _median_error() -> float:
     errors = [abs(conv_cell_ms(size, batch) - ms) / ms * 100
               for size, row_ms in refs.CONV_CLIFF_MS.items()
@@ -53,7 +54,7 @@ def _median_error() -> float:
 
 @check("sd865.dsp.conv64.cliff_ratio_32x32", reference=59.11 / 2.50, unit="x",
        tolerance_pct=TOLERANCE_CELL, source=refs.SOURCE + ", conv batch table (b=8 / b=4)",
-       group="engine")
+       group="engine", status="calibration")  # two of the fitted cells
 def _cliff_ratio() -> float:
     return conv_cell_ms(32, 8) / conv_cell_ms(32, 4)
 
@@ -67,15 +68,16 @@ def _unfriendly_ms(op: str, processor: str) -> float:
 for _op, (_cpu_ms, _dsp_ms) in refs.UNFRIENDLY_OPS_MS.items():
     check(f"sd865.unfriendly.{_op}.cpu", reference=_cpu_ms, unit="ms", tolerance_pct=30.0,
           source=refs.SOURCE + ", DSP-unfriendly ops (CPU, 2 gold cores)",
-          group="engine")(lambda op=_op: _unfriendly_ms(op, "cpu.gold"))
+          # the A77's INT8 layout-op efficiencies are fitted to this column
+          group="engine", status="calibration")(lambda op=_op: _unfriendly_ms(op, "cpu.gold"))
     check(f"sd865.unfriendly.{_op}.dsp", reference=_dsp_ms, unit="ms", tolerance_pct=30.0,
-          source=refs.SOURCE + ", DSP-unfriendly ops (DSP)",
-          group="engine")(lambda op=_op: _unfriendly_ms(op, "dsp"))
+          source=refs.SOURCE + ", DSP-unfriendly ops (DSP)",  # fit_dsp's op-table cells
+          group="engine", status="calibration")(lambda op=_op: _unfriendly_ms(op, "dsp"))
 
 
 @check("sd865.cpu_dsp_switch", reference=refs.SWITCH_MS, unit="ms", tolerance_pct=20.0,
        source=refs.SOURCE + ", CPU<->DSP context switch (4 MiB INT8 activation)",
-       group="engine")
+       group="engine", status="calibration")  # the offload bandwidth is fitted to it
 def _switch_ms() -> float:
     """A CPU kernel whose 4 MiB output feeds a DSP kernel: the transfer between them."""
     n = refs.SWITCH_BYTES

@@ -61,13 +61,13 @@ def _case() -> tuple[float, float, float]:
 
 @check("sd865.thermal.time_to_68c", reference=refs.THERMAL_TIME_S, unit="s",
        tolerance_pct=25.0, source=refs.SOURCE + ", MNN-FP32 VGG-16 training thermal case",
-       group="engine")
+       group="engine", status="calibration")  # validation.engine.fit_thermal
 def _time_to_peak() -> float:
     return _case()[0]
 
 
 @check("sd865.thermal.big_core_cap", reference=refs.THERMAL_FINAL_GHZ, unit="GHz",
        tolerance_pct=25.0, source=refs.SOURCE + ", MNN-FP32 VGG-16 training thermal case",
-       group="engine")
+       group="engine", status="calibration")
 def _final_cap() -> float:
     return _case()[1]

@@ -14,7 +14,9 @@ policies see them:
   TFLite 304 ms);
 * MNN's training cost over inference (~7x at batch 64);
 * Table 7: every MNN-FP32 / MNN-INT8 row, time and energy, highest and lowest
-  CPU frequency, +-25 % (SD888);
+  CPU frequency, +-25 % (SD888). Calibration where ``fit_mnn`` fits them (time H
+  and L, energy H, all but ``all8``); the L energies and ``all8`` are predictions;
+  nine cells are documented exceptions (:data:`TABLE7_EXCEPTIONS`);
 * the SD865 thermal case with ``mnn-fp32`` on the four big cores;
 * MNN-GPU's utilisation in training (30-50 %).
 """
@@ -34,6 +36,32 @@ from validation.micro import conv_row, kernel_row
 GROUP = "mandheling"
 SD865, SD888 = "snapdragon865", "snapdragon888"
 TOLERANCE = 25.0
+# What validation.mandheling.fit_mnn fits (its stages' rows; tests keep the two in sync,
+# the fit is not imported here because it pulls in scipy): time H and L and energy H, all
+# CPU configurations but all8. The L energies and all8 are predictions.
+TABLE7_FITTED_COLUMNS = ("time_H", "time_L", "energy_H")
+TABLE7_UNFITTED_CPUS = ("all8",)
+_ALL8 = ("all8: the OS placed the 8 threads on the big cores and MNN's pool spin-waits at "
+         "its barriers, which nothing physical in the notes predicts (docs/mandheling.md)")
+_L_ENERGY = "the measured L energies contradict each other: "
+# The Table 7 cells the project owner accepted as misses (issue 16), with why.
+TABLE7_EXCEPTIONS = {
+    ("mnn-fp32", "all8", "time_L"): _ALL8,
+    ("mnn-fp32", "all8", "energy_H"): _ALL8,
+    ("mnn-fp32", "all8", "energy_L"): _ALL8,
+    ("mnn-int8", "all8", "time_H"): _ALL8,
+    ("mnn-int8", "all8", "time_L"): _ALL8,
+    ("mnn-fp32", "little1", "energy_L"): _L_ENERGY + "one A55 draws 0.52 W in FP32 at H and at "
+                                         "L alike (13.35 J / 25.20 s, 21.95 J / 42.57 s)",
+    ("mnn-int8", "big1", "energy_L"): _L_ENERGY + "INT8 on one X1 at L draws 0.29 W in all, "
+                                      "less than FP32 on it at L (0.64 W) by more than any "
+                                      "activity explains",
+    ("mnn-int8", "little4", "energy_L"): _L_ENERGY + "four A55s draw less (0.29 W) than one "
+                                         "(0.32 W) at the same frequency for the same work",
+    ("mnn-int8", "little1", "energy_H"): "the single-A55 INT8 energies contradict each other: "
+                                         "one A55 draws 0.32 W at H and at L alike (12.65 J / "
+                                         "40.13 s, 25.85 J / 81.20 s)",
+}
 
 
 def _experiment(soc: str, workload: dict, policy: dict, **extra) -> ExperimentSpec:
@@ -74,17 +102,20 @@ def _dsp_ms(row: dict) -> float:
 
 for _op, (_cpu, _dsp) in refs.UNFRIENDLY_OPS_MS.items():
     _n = refs.UNFRIENDLY_TENSOR_BYTES[_op]
+    # the same figures as the engine group's, fitted there (MNN's table has no layout ops,
+    # so the pool falls back to the fitted INT8 efficiencies of the cores)
     check(f"sd865.mandheling.unfriendly.{_op}.cpu", reference=_cpu, unit="ms",
-          tolerance_pct=30.0, group=GROUP,
+          tolerance_pct=30.0, group=GROUP, status="calibration",
           source=refs.SOURCE + ", DSP-unfriendly ops (CPU), Mandheling's 2-big-core MNN pool")(
         lambda n=_n, op=_op: _cpu_ms(kernel_row(op, "int8", n, n, n)))
     check(f"sd865.mandheling.unfriendly.{_op}.dsp", reference=_dsp, unit="ms",
-          tolerance_pct=30.0, group=GROUP, source=refs.SOURCE + ", DSP-unfriendly ops (DSP)")(
+          tolerance_pct=30.0, group=GROUP, status="calibration",
+          source=refs.SOURCE + ", DSP-unfriendly ops (DSP)")(
         lambda n=_n, op=_op: _dsp_ms(kernel_row(op, "int8", n, n, n)))
 
 
 @check("sd865.mandheling.conv64.median_abs_error", reference=25.0, unit="%",
-       tolerance_pct=0.0, kind="max", group=GROUP,
+       tolerance_pct=0.0, kind="max", group=GROUP, status="calibration",
        source=refs.SOURCE + ", conv batch table via the policy's DSP profile (median over 18)")
 def _cliff_median() -> float:
     errors = [abs(_dsp_ms(conv_row(64, 64, size, batch)) - ms) / ms * 100
@@ -94,14 +125,14 @@ def _cliff_median() -> float:
 
 
 @check("sd865.mandheling.conv64.cliff_ratio_32x32", reference=59.11 / 2.50, unit="x",
-       tolerance_pct=TOLERANCE, group=GROUP,
+       tolerance_pct=TOLERANCE, group=GROUP, status="calibration",
        source=refs.SOURCE + ", conv batch table (b=8 / b=4 at 32x32) via the policy's profile")
 def _cliff_ratio() -> float:
     return _dsp_ms(conv_row(64, 64, 32, 8)) / _dsp_ms(conv_row(64, 64, 32, 4))
 
 
 @check("sd865.mandheling.switch_estimate", reference=refs.SWITCH_MS, unit="ms",
-       tolerance_pct=20.0, group=GROUP,
+       tolerance_pct=20.0, group=GROUP, status="calibration",
        source=refs.SOURCE + ", CPU<->DSP switch as the co-scheduler estimates it (4 MiB)")
 def _switch() -> float:
     context, job, pool = _profiler()
@@ -124,13 +155,13 @@ def graph_prepare_ms(library: str) -> float:
 
 for _library, _ms in refs.GRAPH_PREPARE_MS.items():
     check(f"sd865.mandheling.graph_prepare.{_library}", reference=_ms, unit="ms",
-          tolerance_pct=TOLERANCE, group=GROUP,
+          tolerance_pct=TOLERANCE, group=GROUP, status="calibration",  # fit_prepare
           source=refs.SOURCE + f", DSP graph preparation per VGG-16 batch ({_library})")(
         lambda library=_library: graph_prepare_ms(library))
 
 
 @check("sd888.mnn.training_over_inference", reference=refs.TRAINING_OVER_INFERENCE, unit="x",
-       tolerance_pct=TOLERANCE, group=GROUP,
+       tolerance_pct=TOLERANCE, group=GROUP, status="prediction",  # checked, not fitted
        source=refs.SOURCE_SD888 + ", training ~7x inference at batch 64 (MNN-FP32 VGG-16, 4 big)")
 def _training_ratio() -> float:
     def seconds(mode: str) -> float:
@@ -155,8 +186,11 @@ def _register_table7() -> None:
                ("energy_H", "max", 1, "J"), ("energy_L", "min", 1, "J"))
     for (method, cpu), values in refs.CPU_CONFIG_TABLE.items():
         for (column, freq, index, unit), reference in zip(columns, values):
+            reason = TABLE7_EXCEPTIONS.get((method, cpu, column), "")
+            fitted = cpu not in TABLE7_UNFITTED_CPUS and column in TABLE7_FITTED_COLUMNS
+            status = "exception" if reason else "calibration" if fitted else "prediction"
             check(f"sd888.table7.{method}.{cpu}.{column}", reference=reference, unit=unit,
-                  tolerance_pct=TOLERANCE, group=GROUP,
+                  tolerance_pct=TOLERANCE, group=GROUP, status=status, reason=reason,
                   source=refs.SOURCE_SD888 + f", Table 7 ({'highest' if freq == 'max' else 'lowest'}"
                   " CPU frequency)")(
                 lambda m=method, c=cpu, f=freq, i=index: table7_row(m, c, f)[i])
@@ -173,21 +207,21 @@ def _thermal() -> tuple[float, float, float]:
 
 
 @check("sd865.mandheling.thermal.time_to_68c", reference=refs.THERMAL_TIME_S, unit="s",
-       tolerance_pct=TOLERANCE, group=GROUP,
+       tolerance_pct=TOLERANCE, group=GROUP, status="calibration",  # fit_thermal's 2nd case
        source=refs.SOURCE + ", MNN-FP32 VGG-16 training thermal case (mnn-fp32, 4 big)")
 def _thermal_time() -> float:
     return _thermal()[0]
 
 
 @check("sd865.mandheling.thermal.big_core_cap", reference=refs.THERMAL_FINAL_GHZ, unit="GHz",
-       tolerance_pct=TOLERANCE, group=GROUP,
+       tolerance_pct=TOLERANCE, group=GROUP, status="calibration",
        source=refs.SOURCE + ", MNN-FP32 VGG-16 training thermal case (mnn-fp32, 4 big)")
 def _thermal_cap() -> float:
     return _thermal()[1]
 
 
 @check("sd888.mnn_gpu.utilisation", reference=refs.GPU_UTILISATION_PCT, unit="%",
-       tolerance_pct=TOLERANCE, group=GROUP,
+       tolerance_pct=TOLERANCE, group=GROUP, status="calibration",  # GPU dispatch overhead
        source=refs.SOURCE_SD888 + ", MNN-GPU utilisation 30-50 % during training (VGG-16)")
 def _gpu_utilisation() -> float:
     """Share of the run the GPU spends executing kernels (not between them)."""

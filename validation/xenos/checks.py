@@ -40,18 +40,20 @@ def _vo() -> tuple[float, ...]:
 
 
 def _range(name: str, reference: tuple[float, float], unit: str, values, group: str,
-           tolerance: float, source: str) -> None:
+           status: str, tolerance: float, source: str) -> None:
     """Register the smallest and the largest of ``values()`` against a reference range."""
     for end, pick, ref in (("min", min, reference[0]), ("max", max, reference[1])):
         check(f"{name}.{end}", reference=ref, unit=unit, tolerance_pct=tolerance, group=group,
+              status=status,
               source=f"{source}, {'smallest' if end == 'min' else 'largest'}"
               )(lambda pick=pick: pick(values()))
 
 
-_range("xenos.c6678.ho_reduction", refs.HO_REDUCTION_PCT, "%", _ho, "xenos",
+_range("xenos.c6678.ho_reduction", refs.HO_REDUCTION_PCT, "%", _ho, "xenos", "calibration",
        CALIBRATION_TOLERANCE, refs.SOURCE + ", HO alone vs Vanilla over 7 models (fitted)")
 _range("xenos.c6678.vo_reduction", refs.VO_REDUCTION_PCT, "%", _vo, "xenos-predictions",
-       PREDICTION_TOLERANCE, refs.SOURCE + " abstract, VO cut (all devices; held out)")
+       "prediction", PREDICTION_TOLERANCE,
+       refs.SOURCE + " abstract, VO cut (all devices; held out)")
 
 
 def distributed_experiment(model: str, boards: int, partition: str = "mixed",
@@ -81,4 +83,5 @@ def speedup(model: str, partition: str = "mixed", sync: str = "ring") -> float:
 
 _range("xenos.dxenos.speedup", refs.DXENOS_SPEEDUP, "x",
        lambda: [speedup(m) for m in DISTRIBUTED_MODELS], "xenos-predictions",
-       PREDICTION_TOLERANCE, refs.SOURCE + " abstract, d-Xenos vs one device (held out)")
+       "prediction", PREDICTION_TOLERANCE,
+       refs.SOURCE + " abstract, d-Xenos vs one device (held out)")
