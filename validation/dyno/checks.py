@@ -5,6 +5,11 @@ size and both packing times of ResNet-18's 200 KB ReLU activation. Predicted
 (not fitted): its 4-bit size, VGG19's best packing ratio, the ReLU filter's
 reduction of the split points, the scheduler's decision time (measured on the
 host running the simulator, not on a Jetson).
+
+Client and server latencies (:mod:`validation.dyno.client_refs`, independent public
+benchmarks, fitted by ``python -m validation.dyno.fit_clients``): each fitted
+per-model latency within 25 %; ncnn's Jetson CPU latencies as lower bounds of the
+simulated (PyTorch-like) ones (measured / simulated at most 1).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import pandas as pd
 from simulator.checks import check
 from simulator.trace import trace_from_table
 from validation.dyno import refs
+from validation.dyno.client_refs import REFS as CLIENT_REFS
+from validation.dyno.client_refs import ClientRef
 from validation.dyno.fit_packing import CPU, SOC, reduction_pct, reference_tensor, tensor_stats
 from validation.micro import run_trace
 from workloads.generate import generate_trace
@@ -133,3 +140,32 @@ def _scheduler_max() -> float:
               "(simulated: wall time on this host, median decision per CNN)")
 def _scheduler_geomean() -> float:
     return float(np.exp(np.log(_decision_ms()).mean()))
+
+
+def _engine_latency_ms(ref: ClientRef) -> float:
+    """``ref``'s forward pass through the engine on its processor (ms)."""
+    trace = generate_trace(ref.model, batch=ref.batch, input_size=ref.input_size)
+    if ref.precision != "fp32":
+        trace = trace.with_precision(ref.precision)
+    policy = {"name": "single", "processor": ref.processor}
+    if ref.units:
+        policy["cores"] = ref.units
+    result = run_trace(ref.soc, trace, policy)
+    return float(result.metrics["latency_s"] * 1e3)
+
+
+for _ref in CLIENT_REFS:
+    if _ref.lower_bound:
+        check(f"dyno.client.{_ref.key}.bound", reference=1.0, unit="x", tolerance_pct=0.0,
+              kind="max", group=GROUP, status="prediction",
+              source=f"{_ref.source}: {_ref.latency_ms} ms, a lower bound ({_ref.note}); "
+                     "value = measured / simulated"
+              )(lambda r=_ref: r.latency_ms / _engine_latency_ms(r))
+    else:  # fitted ones are calibration; the others, kept out of the fit, predictions
+        check(f"dyno.client.{_ref.key}", reference=_ref.latency_ms, unit="ms",
+              tolerance_pct=25.0, group=GROUP,
+              status="calibration" if _ref.fit else "prediction",
+              source=f"{_ref.source} ("
+              + ("fitted, python -m validation.dyno.fit_clients" if _ref.fit else "not fitted")
+              + ")" + (f"; {_ref.note}" if _ref.note else "")
+              )(lambda r=_ref: _engine_latency_ms(r))
