@@ -2,7 +2,7 @@
 
 Commands::
 
-    socsim run EXPERIMENT.yaml [--out DIR] [--set key.path=value ...] [--workers N]
+    socsim run EXPERIMENT.yaml|BUNDLED-NAME [--out DIR] [--set key.path=value ...] [--workers N]
                [--scheduler-address tcp://host:port] [--resume] [--quiet]
     socsim plot RESULTS_DIR
     socsim validate [--out DIR] [--group G] [--check PATTERN]
@@ -71,6 +71,15 @@ def _out_folder(args, name: str) -> Path:
     return _fresh_folder(parent)
 
 
+def _experiment_file(given: str) -> str:
+    """The file of ``socsim run GIVEN``: a path, else a bundled experiment's name."""
+    from .bundled import bundled_experiment
+
+    if Path(given).exists() or Path(given).suffix in (".yaml", ".yml"):
+        return given  # a path (a missing one is reported by the loader)
+    return str(bundled_experiment(given))
+
+
 def _show(value: float, column: str) -> str:
     from .plots.data import scaled
 
@@ -113,6 +122,7 @@ def cmd_run(args) -> int:
     from .runner import run_experiment
 
     overrides = parse_set(args.set)
+    args.experiment = _experiment_file(args.experiment)
     raw, _ = load_experiment(args.experiment, overrides)
     out = _out_folder(args, raw["name"])
     progress = not args.quiet and sys.stderr.isatty()
@@ -285,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("run", help="run an experiment (or sweep)")
-    run.add_argument("experiment", help="experiment YAML file")
+    run.add_argument("experiment", help="experiment YAML file, or the name of a bundled "
+                     "one (quickstart, dyno/01-breakdown-per-split, ...)")
     run.add_argument("--out", help="output folder (default results/<name>/<UTC time>/)")
     run.add_argument("--set", action="append", metavar="KEY.PATH=VALUE",
                      help="override any key by its dotted path (repeatable; YAML values)")

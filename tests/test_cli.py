@@ -288,3 +288,14 @@ def test_argparse_errors_exit_2_in_one_line(capsys):
         main(["list", "pizzas"])
     assert info.value.code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_run_finds_a_bundled_experiment_by_name(tmp_path, monkeypatch, capsys):
+    from simulator.bundled import bundled_experiment, experiments_dir
+
+    assert bundled_experiment("quickstart") == (experiments_dir() / "quickstart.yaml").resolve()
+    monkeypatch.chdir(tmp_path)  # no experiments/ folder here
+    assert main(["run", "quickstart", "--out", "q", "--quiet"]) == 0
+    assert (tmp_path / "q" / "results.csv").is_file()
+    assert main(["run", "../quickstart"]) == 2  # names stay inside the bundled folder
+    assert "bundled: quickstart, sweep-example" in capsys.readouterr().err
