@@ -59,9 +59,15 @@ def _fresh_folder(parent: Path) -> Path:
 # --- run ------------------------------------------------------------------------------
 
 def _out_folder(args, name: str) -> Path:
+    """``--out``, else ``results/<name>/<UTC time>/``, never outside ``results/``."""
     if args.out:
         return Path(args.out)
-    parent = Path("results") / name
+    root = Path("results")
+    parent = root / name
+    # The schema allows one plain folder name; this guards the rule where it matters.
+    if not parent.resolve().is_relative_to(root.resolve()) or parent.resolve() == root.resolve():
+        raise ConfigError(f"the name {name!r} would write outside {root}/; use a plain "
+                          f"folder name", path="name")
     if args.resume:
         previous = sorted(p for p in parent.glob("*") if (p / "config.yaml").is_file())
         if not previous:
@@ -263,7 +269,7 @@ def cmd_import(args) -> int:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"expected key=value; got {item!r}", path="--option")
-        options[key.strip()] = parse_value(value)
+        options[key.strip()] = parse_value(value, path=f"--option {key.strip()}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         written = run_importer(args.format, args.input, args.output, **options)

@@ -299,3 +299,23 @@ def test_run_finds_a_bundled_experiment_by_name(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "q" / "results.csv").is_file()
     assert main(["run", "../quickstart"]) == 2  # names stay inside the bundled folder
     assert "bundled: quickstart, sweep-example" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, extra", [
+    ("utf16", []), ("laughs", []), ("plain", ["--set", "seed=.inf"]),
+    ("plain", ["--set", "name=../../escaped"]), ("plain", ["--set", "name=/tmp/abs"]),
+    ("plain", ["--set", "name=.."]),
+])
+def test_bad_input_exits_2_with_one_line_before_writing(tmp_path, monkeypatch, capsys,
+                                                        content, extra):
+    path = write_experiment(tmp_path)
+    text = path.read_text()
+    if content == "utf16":
+        path.write_text(text, encoding="utf-16")
+    elif content == "laughs":
+        path.write_text(text + "l0: &l0 [a, b, c, d, e, f, g, h, i]\n" + "".join(
+            f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9)))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(path), *extra]) == 2
+    one_line_error(capsys.readouterr().err)
+    assert not (tmp_path / "results").exists() and not Path("/tmp/abs").exists()
