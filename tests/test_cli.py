@@ -116,11 +116,14 @@ def test_real_entry_points_report_bad_input_in_one_line(tmp_path):
         assert result.returncode == 2 and "time_limit" in one_line_error(result.stderr)
 
 
-def test_single_run_input_error_at_run_time_exits_2(tmp_path, capsys):
+def test_an_input_error_found_by_planning_exits_2_before_writing(tmp_path, capsys):
+    # the processor is checked when the policy plans: the pre-flight plans a run
     path = write_experiment(tmp_path, policy={"name": "single", "processor": "npu"})
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
-    assert "npu" in one_line_error(capsys.readouterr().err)
-    assert pd.read_csv(tmp_path / "out" / "results.csv")["status"][0] == "failed"
+    line = one_line_error(capsys.readouterr().err)
+    assert line.endswith(f"{path}: policy.processor: unknown processor 'npu'; this SoC has "
+                         "cpu.prime, cpu.gold, cpu.silver, gpu, dsp")
+    assert not (tmp_path / "out").exists()
 
 
 def _records(out: Path) -> int:
@@ -130,7 +133,8 @@ def _records(out: Path) -> int:
 def _start_sweep(tmp_path: Path) -> tuple[Path, Path, subprocess.Popen]:
     # runs long enough (~0.1 s each) that a loaded machine cannot finish the sweep
     # between the third record and the signal
-    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2, 3, 4],
+    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2],
+                                             "policy.processor": ["cpu.gold", "cpu.silver"],
                                              "workload.iterations": [1000, 1001, 1002, 1003]},
                             outputs={"timeline": False})
     out = tmp_path / "out"

@@ -292,7 +292,8 @@ class ExperimentSpec(Strict):
     soc: str
     devices: dict[str, DeviceEntry] = Field(default_factory=dict)
     links: list[LinkSpec] = Field(default_factory=list)
-    workload: WorkloadSpec | list[WorkloadSpec]
+    # at least one job: a run of nothing would "succeed" with empty results
+    workload: WorkloadSpec | Annotated[list[WorkloadSpec], Field(min_length=1)]
     policy: dict[str, Any]
     dvfs: DvfsSpec = DvfsSpec()
     thermal: ThermalOptions = ThermalOptions()
