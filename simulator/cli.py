@@ -2,7 +2,7 @@
 
 Commands::
 
-    socsim run EXPERIMENT.yaml [--out DIR] [--set key.path=value ...] [--workers N]
+    socsim run EXPERIMENT.yaml|BUNDLED-NAME [--out DIR] [--set key.path=value ...] [--workers N]
                [--scheduler-address tcp://host:port] [--resume] [--quiet]
     socsim plot RESULTS_DIR
     socsim validate [--out DIR] [--group G] [--check PATTERN]
@@ -59,9 +59,15 @@ def _fresh_folder(parent: Path) -> Path:
 # --- run ------------------------------------------------------------------------------
 
 def _out_folder(args, name: str) -> Path:
+    """``--out``, else ``results/<name>/<UTC time>/``, never outside ``results/``."""
     if args.out:
         return Path(args.out)
-    parent = Path("results") / name
+    root = Path("results")
+    parent = root / name
+    # The schema allows one plain folder name; this guards the rule where it matters.
+    if not parent.resolve().is_relative_to(root.resolve()) or parent.resolve() == root.resolve():
+        raise ConfigError(f"the name {name!r} would write outside {root}/; use a plain "
+                          f"folder name", path="name")
     if args.resume:
         previous = sorted(p for p in parent.glob("*") if (p / "config.yaml").is_file())
         if not previous:
@@ -69,6 +75,15 @@ def _out_folder(args, name: str) -> Path:
                               path="--resume")
         return previous[-1]
     return _fresh_folder(parent)
+
+
+def _experiment_file(given: str) -> str:
+    """The file of ``socsim run GIVEN``: a path, else a bundled experiment's name."""
+    from .bundled import bundled_experiment
+
+    if Path(given).exists() or Path(given).suffix in (".yaml", ".yml"):
+        return given  # a path (a missing one is reported by the loader)
+    return str(bundled_experiment(given))
 
 
 def _show(value: float, column: str) -> str:
@@ -113,6 +128,7 @@ def cmd_run(args) -> int:
     from .runner import run_experiment
 
     overrides = parse_set(args.set)
+    args.experiment = _experiment_file(args.experiment)
     raw, _ = load_experiment(args.experiment, overrides)
     out = _out_folder(args, raw["name"])
     progress = not args.quiet and sys.stderr.isatty()
@@ -253,7 +269,7 @@ def cmd_import(args) -> int:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"expected key=value; got {item!r}", path="--option")
-        options[key.strip()] = parse_value(value)
+        options[key.strip()] = parse_value(value, path=f"--option {key.strip()}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         written = run_importer(args.format, args.input, args.output, **options)
@@ -285,7 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("run", help="run an experiment (or sweep)")
-    run.add_argument("experiment", help="experiment YAML file")
+    run.add_argument("experiment", help="experiment YAML file, or the name of a bundled "
+                     "one (quickstart, dyno/01-breakdown-per-split, ...)")
     run.add_argument("--out", help="output folder (default results/<name>/<UTC time>/)")
     run.add_argument("--set", action="append", metavar="KEY.PATH=VALUE",
                      help="override any key by its dotted path (repeatable; YAML values)")

@@ -1,6 +1,7 @@
 """Finding the bundled YAML files: SoCs by name, experiments, the project root.
 
-A SoC is named by a file stem under ``socs/`` (``snapdragon865``) or given as a
+A SoC is named by a file stem under ``socs/`` (``snapdragon865``; the bundled
+folder, see :mod:`.bundled`) or given as a
 path. ``SOCSIM_SOC_PATH`` (os.pathsep-separated folders) adds search folders
 for user SoC libraries. ``name@variant`` (``jetson-agx-xavier@10w``) selects
 one of the file's ``variants``: its overrides deep-merged over the file.
@@ -13,17 +14,18 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from .bundled import PROJECT_ROOT, socs_dir
 from .errors import ConfigError
 from .spec.soc import SocSpec
 from .spec.yamlio import read_yaml, validate
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+__all__ = ["PROJECT_ROOT", "load_soc", "merge_overrides", "soc_dirs", "soc_names", "soc_path"]
 
 
 def soc_dirs() -> list[Path]:
     """Folders searched for SoC files, in order."""
     extra = [Path(p) for p in os.environ.get("SOCSIM_SOC_PATH", "").split(os.pathsep) if p]
-    return [*extra, PROJECT_ROOT / "socs"]
+    return [*extra, socs_dir()]
 
 
 def soc_names() -> list[str]:

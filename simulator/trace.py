@@ -46,6 +46,15 @@ SHAPE_COLUMNS = ("batch", "in_channels", "out_channels", "in_h", "in_w", "out_h"
 TEXT_COLUMNS = ("layer", "model")
 OPTIONAL_NUMERIC_COLUMNS = ("fixed_s", "read_stride", "simd_waste")
 NUMERIC_COLUMNS = ("flops", "bytes_in", "bytes_out", "weight_bytes")
+# Upper bounds of one kernel's values, far beyond any real kernel: larger values
+# are typos or junk that would make the run last years of simulated time (and
+# its series exhaust memory), or overflow integer conversions.
+MAX_FLOPS = 1e15  # a ResNet-50 training step is ~1e10 per layer
+MAX_BYTES = 1e12  # 1 TB, more than any device's memory
+MAX_VALUE = {"id": 2**53, "flops": MAX_FLOPS, "bytes_in": MAX_BYTES, "bytes_out": MAX_BYTES,
+             "weight_bytes": MAX_BYTES, "fixed_s": 3600.0, "read_stride": MAX_BYTES,
+             "simd_waste": 1.0}
+MAX_SHAPE = 2**31 - 1  # batch, channels, sizes: int32 like the frameworks'
 BYTES_PER_ELEMENT = {"fp32": 4, "fp16": 2, "int8": 1}
 
 
@@ -119,13 +128,10 @@ def trace_from_table(table: pd.DataFrame, source: str = "<memory>") -> Trace:
         raise ConfigError(f"missing column(s) {', '.join(missing)}; a trace needs "
                           f"{', '.join(REQUIRED_COLUMNS)}", path="header")
     table = table.reset_index(drop=True).copy()
+    if table.empty:
+        raise ConfigError("the trace has no kernels (a header only)", path="row 1")
     for column in ("id", *NUMERIC_COLUMNS):
-        values = pd.to_numeric(table[column], errors="coerce")
-        bad = values.isna() | (values < 0)
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ConfigError(f"must be a non-negative number; got {table[column][row]!r}",
-                              path=_where(row, column))
+        values = _checked_numbers(table, column, MAX_VALUE[column])
         table[column] = values.astype("int64" if column == "id" else "float64")
     for column, allowed in (("op", OP_KINDS), ("pass", PASSES), ("precision", PRECISIONS)):
         values = table[column].astype(str)
@@ -143,16 +149,31 @@ def trace_from_table(table: pd.DataFrame, source: str = "<memory>") -> Trace:
     table["name"] = table["name"].astype(str)
     for column in SHAPE_COLUMNS:
         if column in table.columns:
-            table[column] = pd.to_numeric(table[column], errors="coerce").fillna(0).astype(int)
+            values = _checked_numbers(table, column, MAX_SHAPE, missing=0)
+            table[column] = values.astype(int)
     for column in OPTIONAL_NUMERIC_COLUMNS:
         if column in table.columns:
-            values = pd.to_numeric(table[column], errors="coerce").fillna(0.0)
-            if (values < 0).any():
-                row = int(np.flatnonzero((values < 0).to_numpy())[0])
-                raise ConfigError(f"must be a non-negative number; got {table[column][row]!r}",
-                                  path=_where(row, column))
+            values = _checked_numbers(table, column, MAX_VALUE[column], missing=0.0)
             table[column] = values.astype("float64")
     return _build(table, source)
+
+
+def _checked_numbers(table: pd.DataFrame, column: str, upper: float,
+                     missing: float | None = None) -> pd.Series:
+    """``table[column]`` as numbers in ``[0, upper]``; blanks become ``missing`` if given.
+
+    Raises:
+        ConfigError: at the first non-number, negative, infinite or too large value.
+    """
+    values = pd.to_numeric(table[column], errors="coerce")
+    if missing is not None:
+        values = values.fillna(missing)
+    bad = values.isna() | ~((values >= 0) & (values <= upper))  # NaN and inf fail too
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ConfigError(f"must be a finite non-negative number of at most {upper:.6g}; "
+                          f"got {table[column][row]!r}", path=_where(row, column))
+    return values
 
 
 def _parse_deps(value: object, row: int) -> tuple[int, ...]:

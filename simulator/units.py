@@ -12,6 +12,7 @@ frequency written as ``2840`` is an error rather than a silent 2840 Hz.
 
 from __future__ import annotations
 
+import math
 import re
 
 _SI_PREFIX = {
@@ -38,6 +39,10 @@ _BASE_UNITS: dict[str, dict[str, float]] = {
 _BINARY_OK = {"bytes", "bandwidth"}
 
 DIMENSIONS = tuple(_BASE_UNITS) + ("temperature", "dimensionless")
+ABSOLUTE_ZERO_K = 273.15  # 0 °C in kelvin; temperatures are kept in °C
+# Largest magnitude of a unit-carrying value in SI units (1 EB, 1 EHz, 1e18 s):
+# beyond it a value is a typo, and products of such values overflow floats.
+MAX_MAGNITUDE = 1e18
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*([^\s\d].*?)?\s*$")
@@ -86,6 +91,8 @@ def parse_quantity(value: object, dimension: str) -> float:
     if isinstance(value, bool):
         raise UnitError(f"must be {expected}; got {value!r}")
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise UnitError(f"must be {expected} (a finite number); got {value!r}")
         if dimension == "dimensionless" or value == 0:
             return float(value)
         raise UnitError(f"must be {expected} (the unit is required); got {value!r}")
@@ -95,6 +102,8 @@ def parse_quantity(value: object, dimension: str) -> float:
     if not match:
         raise UnitError(f"must be {expected}; got {value!r}")
     number, unit = float(match.group(1)), (match.group(2) or "")
+    if not math.isfinite(number):
+        raise UnitError(f"must be {expected} (a finite number); got {value!r}")
     if dimension == "dimensionless":
         if unit == "%":
             return number / 100.0
@@ -102,14 +111,19 @@ def parse_quantity(value: object, dimension: str) -> float:
             raise UnitError(f"must be {expected} (no unit); got {value!r}")
         return number
     if dimension == "temperature":
-        if unit in ("C", "°C", "degC"):
-            return number
-        if unit == "K":
-            return number - 273.15
-        raise UnitError(f"must be {expected}; got {value!r}")
+        if unit not in ("C", "°C", "degC", "K"):
+            raise UnitError(f"must be {expected}; got {value!r}")
+        celsius = number - ABSOLUTE_ZERO_K if unit == "K" else number
+        if celsius < -ABSOLUTE_ZERO_K:
+            raise UnitError(f"must be at or above absolute zero (0 K, -273.15 C); "
+                            f"got {value!r}")
+        return celsius
     factor = _TABLES[dimension].get(unit)
     if factor is None:
         raise UnitError(f"must be {expected}; got {value!r}")
+    if abs(number * factor) > MAX_MAGNITUDE:
+        raise UnitError(f"must be {expected} of at most {MAX_MAGNITUDE:.0e} in SI units "
+                        f"(no device comes near); got {value!r}")
     return number * factor
 
 

@@ -123,3 +123,73 @@ def test_units_parse_to_si(text, dimension, value):
 def test_units_reject_wrong_dimensions(text, dimension):
     with pytest.raises(UnitError):
         parse_quantity(text, dimension)
+
+
+# --- the bounded YAML reader and number checks (issue 20) ------------------------------
+
+QUICKSTART = "name: q\nsoc: snapdragon865\nworkload: {model: resnet18}\npolicy: {name: single}\n"
+LAUGHS = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9))
+
+
+@pytest.mark.parametrize("content, words", [
+    (QUICKSTART.encode("utf-16"), "UTF-16 text; save it as UTF-8"),
+    (QUICKSTART.encode() + b"x: \xff\n", "not UTF-8 text (byte 0xff)"),
+    (bytes(range(256)), "a binary file"),
+    (QUICKSTART.encode() + b"x: " + b"[" * 5000 + b"]" * 5000, "nesting deeper than 64"),
+    (QUICKSTART.encode() + b"l0: &l0 [a, b, c, d, e, f, g, h, i]\n" + LAUGHS.encode(),
+     "values once aliases are expanded"),
+    (QUICKSTART.encode() + b"x: &x [*x]\n", "recursive alias"),
+    (QUICKSTART.encode() + b"seed: .inf\n", "not finite"),
+    (QUICKSTART.encode() + b"seed: 100000000000000000000000\n", "out of range"),
+    (b"", "the experiment is empty"),
+])
+def test_unreadable_or_unbounded_experiments_are_one_line_errors(tmp_path, content, words):
+    from simulator.experiment import load_experiment
+
+    path = tmp_path / "exp.yaml"
+    path.write_bytes(content)
+    err = _error(lambda: load_experiment(path))
+    assert err.file == str(path) and words in err.message
+
+
+def test_set_values_are_bounded_like_files():
+    from simulator.experiment import parse_set
+
+    assert parse_set(["a=x: y: z"]) == {"a": "x: y: z"}  # not YAML: kept as text
+    assert "not finite" in str(_error(lambda: parse_set(["seed=.inf"])))
+    err = _error(lambda: parse_set(["policy=" + "[" * 100 + "]" * 100]))
+    assert err.path == "--set policy" and "nesting" in err.message
+
+
+@pytest.mark.parametrize("text, words", [
+    ("inf GHz", "must be a frequency"), ("1e400 GHz", "finite"), ("1e30 GHz", "at most"),
+])
+def test_quantities_are_finite_and_bounded(text, words):
+    with pytest.raises(UnitError, match=words):
+        parse_quantity(text, "frequency")
+
+
+def test_temperature_below_absolute_zero_is_rejected():
+    with pytest.raises(UnitError, match="absolute zero"):
+        parse_quantity("-1 K", "temperature")
+    with pytest.raises(UnitError, match="absolute zero"):
+        parse_quantity("-300 C", "temperature")
+    assert parse_quantity("0 K", "temperature") == pytest.approx(-273.15)
+
+
+@pytest.mark.parametrize("row, where", [
+    (kernel(0, flops=float("inf")), "row 1, column flops"),
+    (kernel(0, bytes_in=1e30), "row 1, column bytes_in"),
+    ({**kernel(0), "batch": float("inf")}, "row 1, column batch"),
+    ({**kernel(0), "fixed_s": 1e12}, "row 1, column fixed_s"),
+])
+def test_trace_values_are_finite_and_bounded(tmp_path, row, where):
+    err = _error(lambda: load_trace(_trace_file(tmp_path, [row])))
+    assert err.path == where and "finite non-negative number" in err.message
+
+
+def test_header_only_trace_is_rejected(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text(",".join(kernel(0)) + "\n")
+    err = _error(lambda: load_trace(str(path)))
+    assert "no kernels" in err.message

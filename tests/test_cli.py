@@ -116,11 +116,14 @@ def test_real_entry_points_report_bad_input_in_one_line(tmp_path):
         assert result.returncode == 2 and "time_limit" in one_line_error(result.stderr)
 
 
-def test_single_run_input_error_at_run_time_exits_2(tmp_path, capsys):
+def test_an_input_error_found_by_planning_exits_2_before_writing(tmp_path, capsys):
+    # the processor is checked when the policy plans: the pre-flight plans a run
     path = write_experiment(tmp_path, policy={"name": "single", "processor": "npu"})
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
-    assert "npu" in one_line_error(capsys.readouterr().err)
-    assert pd.read_csv(tmp_path / "out" / "results.csv")["status"][0] == "failed"
+    line = one_line_error(capsys.readouterr().err)
+    assert line.endswith(f"{path}: policy.processor: unknown processor 'npu'; this SoC has "
+                         "cpu.prime, cpu.gold, cpu.silver, gpu, dsp")
+    assert not (tmp_path / "out").exists()
 
 
 def _records(out: Path) -> int:
@@ -130,7 +133,8 @@ def _records(out: Path) -> int:
 def _start_sweep(tmp_path: Path) -> tuple[Path, Path, subprocess.Popen]:
     # runs long enough (~0.1 s each) that a loaded machine cannot finish the sweep
     # between the third record and the signal
-    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2, 3, 4],
+    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2],
+                                             "policy.processor": ["cpu.gold", "cpu.silver"],
                                              "workload.iterations": [1000, 1001, 1002, 1003]},
                             outputs={"timeline": False})
     out = tmp_path / "out"
@@ -306,3 +310,34 @@ def test_argparse_errors_exit_2_in_one_line(capsys):
         main(["list", "pizzas"])
     assert info.value.code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_run_finds_a_bundled_experiment_by_name(tmp_path, monkeypatch, capsys):
+    from simulator.bundled import bundled_experiment, experiments_dir
+
+    assert bundled_experiment("quickstart") == (experiments_dir() / "quickstart.yaml").resolve()
+    monkeypatch.chdir(tmp_path)  # no experiments/ folder here
+    assert main(["run", "quickstart", "--out", "q", "--quiet"]) == 0
+    assert (tmp_path / "q" / "results.csv").is_file()
+    assert main(["run", "../quickstart"]) == 2  # names stay inside the bundled folder
+    assert "bundled: quickstart, sweep-example" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, extra", [
+    ("utf16", []), ("laughs", []), ("plain", ["--set", "seed=.inf"]),
+    ("plain", ["--set", "name=../../escaped"]), ("plain", ["--set", "name=/tmp/abs"]),
+    ("plain", ["--set", "name=.."]),
+])
+def test_bad_input_exits_2_with_one_line_before_writing(tmp_path, monkeypatch, capsys,
+                                                        content, extra):
+    path = write_experiment(tmp_path)
+    text = path.read_text()
+    if content == "utf16":
+        path.write_text(text, encoding="utf-16")
+    elif content == "laughs":
+        path.write_text(text + "l0: &l0 [a, b, c, d, e, f, g, h, i]\n" + "".join(
+            f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9)))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(path), *extra]) == 2
+    one_line_error(capsys.readouterr().err)
+    assert not (tmp_path / "results").exists() and not Path("/tmp/abs").exists()

@@ -234,9 +234,12 @@ def test_missing_column_names_file_and_header(tmp_path):
     ('"{\'Input_shape\': \'8\', "', "must be a Python dict literal"),
     ('"[1, 2]"', "must be a Python dict literal"),
     ('"{\'Input_shape\': \'8\', \'Input_channel\': 3}"', "feature Output_shape is missing"),
-    (feature("eight", 3, 8, f=4), "feature Input_shape must be a non-negative integer; "
-                                  "got 'eight'"),
-    (feature(8, -3, 8, f=4), "feature Input_channel must be a non-negative integer; got -3"),
+    (feature("eight", 3, 8, f=4), "feature Input_shape must be a positive integer of at "
+                                  "most 2147483647; got 'eight'"),
+    (feature(8, -3, 8, f=4), "feature Input_channel must be a positive integer"),
+    (feature(8, 0, 8, f=4), "feature Input_channel must be a positive integer"),  # no size
+    (feature(0, 3, 8, f=4), "feature Input_shape must be a positive integer"),
+    (feature(8, 3, 8, f=4 * 10**10), "feature Filter must be a positive integer of at most"),
     (feature(8, 6, 8, f=4, g=4), "Group 4 must divide Input_channel 6"),
 ])
 def test_bad_feature_dict_names_file_row_and_column(tmp_path, cell, expected):

@@ -99,7 +99,14 @@ def test_same_inputs_give_the_same_bytes(tmp_path):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
-def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path):
+def skip_preflight(monkeypatch) -> None:
+    """Let bad input reach the runs: the way to make a run fail at run time (as a crash
+    would), since the pre-flight rejects every input error it can find."""
+    monkeypatch.setattr("simulator.runner.check_runs", lambda *args, **kwargs: None)
+
+
+def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path, monkeypatch):
+    skip_preflight(monkeypatch)
     path = tiny_experiment(tmp_path, sweep={"policy.processor": ["cpu.gold", "npu",
                                                                  "cpu.silver"]})
     out = tmp_path / "out"
@@ -150,7 +157,8 @@ def test_resume_reruns_records_whose_config_changed(tmp_path):
     assert counting.executed == 8
 
 
-def test_a_changed_run_that_fails_on_resume_leaves_no_old_tables(tmp_path):
+def test_a_changed_run_that_fails_on_resume_leaves_no_old_tables(tmp_path, monkeypatch):
+    skip_preflight(monkeypatch)
     path = tiny_experiment(tmp_path)
     out = tmp_path / "out"
     first = run_experiment(path, out=out)
@@ -254,3 +262,32 @@ def test_quickstart_runs(tmp_path):
     assert sweep.results["latency_s"][0] > 0
     assert sweep.manifest["plot_errors"] == []
     assert (tmp_path / "out" / "plots" / "energy-breakdown.pdf").is_file()
+
+
+@pytest.mark.parametrize("extra, where, words", [
+    ({"policy": {"name": "single", "processor": "cpu.gold", "cores": 9}}, "policy.cores",
+     "have 3 cores; 9 requested"),
+    ({"policy": {"name": "single", "processor": "cpu.platinum"}}, "policy.processor",
+     "unknown processor 'cpu.platinum'"),
+    ({"sweep": {"policy.cores": [1, 2, 3, 4]}}, "policy.cores", "4 requested (run 0003-0)"),
+    ({"workload": []}, "workload", ""),
+    ({"thermal": {"ambient": "-10 K"}}, "thermal.ambient", "absolute zero"),
+    # two tenants on one device, one of them fast-forwarded: a build-time check
+    ({"workload": [{"trace": "chain.csv", "fast_forward": True}, {"trace": "chain.csv"}]},
+     "workload.fast_forward", "fast_forward needs a job alone on its device"),
+])
+def test_runs_that_cannot_run_are_rejected_before_anything_is_written(tmp_path, extra,
+                                                                      where, words):
+    path = tiny_experiment(tmp_path, **extra)
+    with pytest.raises(ConfigError) as info:
+        run_experiment(path, out=tmp_path / "out")
+    assert info.value.file == str(path) and info.value.path == where
+    assert words in info.value.message and not (tmp_path / "out").exists()
+
+
+def test_a_bad_trace_file_is_rejected_by_the_preflight(tmp_path):
+    path = tiny_experiment(tmp_path)
+    (tmp_path / "chain.csv").write_text(",".join(kernel(0)) + "\n")  # header only
+    with pytest.raises(ConfigError, match="no kernels") as info:
+        run_experiment(path, out=tmp_path / "out")
+    assert info.value.file.endswith("chain.csv") and not (tmp_path / "out").exists()

@@ -235,3 +235,32 @@ def test_load_experiment_errors_name_file_and_path(tmp_path):
     bad = dict(BASE, plots=[{"kind": "bar", "x": "a"}])
     err = error_of(lambda: load_experiment(write(tmp_path, yaml.safe_dump(bad))))
     assert err.path == "plots[0]" and "'y'" in str(err)
+
+
+def test_an_absurd_sweep_is_refused_before_it_is_expanded():
+    import time
+
+    from simulator.experiment import MAX_RUNS, count_points, expand, iter_points, parse_sweep
+
+    raw = {"name": "x", "soc": "snapdragon865", "workload": {"model": "resnet18"},
+           "policy": {"name": "single"},
+           "sweep": {"workload.batch": list(range(1, 10001)), "seed": list(range(10000)),
+                     "random": {"samples": 10**6, "params": {"a": {"uniform": [0, 1]}}}}}
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"100,000,000,000,000 runs \(sweep.workload.batch "
+                                          r"10000 x sweep.seed 10000 x sweep.random.samples "
+                                          r"1000000 x repeats 1\); at most") as info:
+        expand(raw, file="exp.yaml")
+    assert time.perf_counter() - start < 1.0 and info.value.path == "sweep"
+    many = {**raw, "sweep": None, "repeats": MAX_RUNS + 1}
+    assert _raises(lambda: expand(many)).path == "repeats"
+    sweep = parse_sweep({"a": [1, 2, 3], "zip": {"b": [1, 2], "c": [3, 4]}})
+    assert count_points(sweep) == 6 == len(list(iter_points(sweep)))
+    assert next(iter_points(parse_sweep({"a": list(range(10**6)), "b": list(range(10**6))}))
+                ) == {"a": 0, "b": 0}  # streamed: the 10^12 points are never listed
+
+
+def _raises(fn) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        fn()
+    return info.value

@@ -33,11 +33,11 @@ import math
 from pathlib import Path
 
 import pandas as pd
-import yaml
 from pydantic import ValidationError
 
 from simulator.errors import ConfigError, yaml_path
 from simulator.registry import Registry
+from simulator.spec.yamlio import read_yaml
 from simulator.trace import BYTES_PER_ELEMENT, Trace, trace_from_table
 from workloads.algorithm_schema import (  # noqa: F401  (re-exported: the file format)
     MAIN,
@@ -86,10 +86,7 @@ def load_algorithm(name_or_path: str | Path = DEFAULT_ALGORITHM) -> Algorithm:
         path = ALGORITHMS.get(text)
     if not path.is_file():
         raise ConfigError("algorithm file not found", file=str(path))
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid YAML: {exc}", file=str(path)) from None
+    data = read_yaml(path)  # bounded: size, depth, aliases, numbers
     if not isinstance(data, dict):
         raise ConfigError("an algorithm file must be a mapping", file=str(path))
     try:

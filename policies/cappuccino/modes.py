@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-import yaml
-
 from simulator.errors import ConfigError
+from simulator.spec.yamlio import read_yaml
 
 Mode = Literal["exact", "relaxed", "imprecise"]
 MODES: tuple[str, ...] = get_args(Mode)
@@ -57,10 +56,7 @@ def load_accuracy(path: str | Path | None = None) -> AccuracyTable:
         ConfigError: unreadable file, unknown mode, or a loss outside [0, 1].
     """
     path = Path(path) if path is not None else ACCURACY_FILE
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f"cannot read accuracy table: {err}", file=str(path)) from None
+    raw = read_yaml(path) or {}  # bounded: size, depth, aliases, numbers
     models = raw.get("models") or {}
     for model, entry in models.items():
         tables = [("default", entry.get("default") or {})]

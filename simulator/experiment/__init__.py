@@ -28,13 +28,13 @@ A ``--set`` on a swept path pins it: the axis leaves the sweep.
 policies, models, traces), so bad input is reported before anything runs.
 
 Modules: :mod:`.overrides` (dotted paths, ``--set``), :mod:`.sweep` (the sweep
-forms, validated once, and their points), :mod:`.load` (reading and
-validating an experiment file), :mod:`.expand` (runs, seeds, resume keys) and
-:mod:`.preflight` (the names and files the runs refer to). The schema of one
+forms, validated once, and their points, counted before they are streamed),
+:mod:`.load` (reading and validating an experiment file), :mod:`.expand` (runs,
+seeds, resume keys, the run-count limit) and :mod:`.preflight` (the names and files the runs refer to). The schema of one
 resolved run is :class:`simulator.spec.experiment.ExperimentSpec` (the core's).
 """
 
-from .expand import RunSpec, config_key, derive_seed, expand
+from .expand import MAX_RUNS, RunSpec, check_run_count, config_key, derive_seed, expand
 from .load import check_experiment, load_experiment
 from .overrides import apply_overrides, parse_set, parse_value, result_columns, set_path
 from .preflight import check_runs
@@ -43,11 +43,13 @@ from .sweep import (
            Distribution,
            RandomSweep,
            SweepSpec,
+           count_points,
+           iter_points,
            parse_sweep,
            sweep_points,
 )
 
-__all__ = ["RESERVED_SWEEP_KEYS", "Distribution", "RandomSweep", "RunSpec", "SweepSpec",
-           "apply_overrides", "check_experiment", "check_runs", "config_key", "derive_seed",
-           "expand", "load_experiment", "parse_set", "parse_sweep", "parse_value",
+__all__ = ["MAX_RUNS", "RESERVED_SWEEP_KEYS", "Distribution", "RandomSweep", "RunSpec", "SweepSpec",
+           "apply_overrides", "check_experiment", "check_run_count", "check_runs", "config_key",
+           "count_points", "derive_seed", "expand", "iter_points", "load_experiment", "parse_set", "parse_sweep", "parse_value",
            "result_columns", "set_path", "sweep_points"]

@@ -10,7 +10,12 @@ from typing import Any
 from ..errors import ConfigError
 from .load import blame, check_experiment
 from .overrides import apply_overrides, result_columns
-from .sweep import parse_sweep, sweep_points
+from .sweep import SweepSpec, count_points, iter_points, parse_sweep
+
+# Most runs one experiment may expand to: each run keeps a record and a folder,
+# so beyond this a typo (an axis of a million values) would exhaust memory or
+# disk long before the sweep finished. Split a larger study into experiments.
+MAX_RUNS = 100_000
 
 
 @dataclass(frozen=True)
@@ -65,18 +70,20 @@ def expand(raw: dict, set_params: dict[str, Any] | None = None, file: str | None
         runs ordered by point index, then repeat.
 
     Raises:
-        ConfigError: a bad sweep, or a point that is not a valid experiment
+        ConfigError: a bad sweep, more than :data:`MAX_RUNS` runs (counted before
+            anything is expanded), or a point that is not a valid experiment
             (the path names the sweep axis that produced the bad value).
     """
     sweep = parse_sweep(raw.get("sweep"), file)
     base = {k: v for k, v in raw.items() if k != "sweep"}
-    points = sweep_points(sweep)
     repeats = int(raw.get("repeats", 1))
     seed = int(raw.get("seed", 0))
+    count = count_points(sweep)
+    check_run_count(sweep, count, repeats, file)
     columns = result_columns(set_params or {})
-    single = len(points) == 1 and repeats == 1
+    single = count == 1 and repeats == 1
     runs = []
-    for index, point in enumerate(points):
+    for index, point in enumerate(iter_points(sweep)):
         sources = {k: f"value {v!r}" for k, v in point.items()}
         try:
             config = apply_overrides(base, point)
@@ -89,3 +96,24 @@ def expand(raw: dict, set_params: dict[str, Any] | None = None, file: str | None
                                 params={**columns, **point},
                                 key=config_key(config, run_seed)))
     return runs
+
+
+def check_run_count(sweep: SweepSpec, points: int, repeats: int, file: str | None) -> None:
+    """Refuse an experiment of more than :data:`MAX_RUNS` runs, naming the factors.
+
+    Raises:
+        ConfigError: e.g. ``exp.yaml: sweep: 1,000,000 runs (sweep.a 1000 x sweep.b
+            1000 x repeats 1); at most 100,000 are allowed``.
+    """
+    runs = points * repeats
+    if runs <= MAX_RUNS:
+        return
+    factors = [f"sweep.{k} {len(v)}" for k, v in sweep.grid.items()]
+    if sweep.zip:
+        factors.append(f"sweep.zip {len(next(iter(sweep.zip.values())))}")
+    if sweep.random is not None:
+        factors.append(f"sweep.random.samples {sweep.random.samples}")
+    factors.append(f"repeats {repeats}")
+    raise ConfigError(f"{runs:,} runs ({' x '.join(factors)}); at most {MAX_RUNS:,} are "
+                      f"allowed: narrow the sweep or split it into experiments",
+                      file=file, path="sweep" if points > 1 else "repeats")

@@ -24,6 +24,9 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None
     """
     path = Path(path)
     raw = read_yaml(path)
+    if raw is None:
+        raise ConfigError("the experiment is empty; give at least name, soc, workload and "
+                          "policy", file=str(path))
     if not isinstance(raw, dict):
         raise ConfigError("an experiment must be a mapping", file=str(path))
     overrides = overrides or {}

@@ -5,9 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import yaml
-
 from ..errors import ConfigError
+from ..spec.yamlsafe import load_text
 from .sweep import RESERVED_SWEEP_KEYS
 
 # Mappings whose keys are themselves dotted paths (``sweep: {workload.batch: [...]}``).
@@ -16,12 +15,13 @@ _DOTTED_KEY_PARENTS = ("sweep", "sweep.zip", "sweep.random.params")
 _NOT_COLUMNS = ("sweep", "plots", "repeats", "seed")
 
 
-def parse_value(text: str) -> Any:
-    """Parse a ``--set`` value with YAML rules (``3`` -> int, ``[1,2]`` -> list)."""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
+def parse_value(text: str, path: str | None = None) -> Any:
+    """Parse a ``--set`` value with YAML rules (``3`` -> int, ``[1,2]`` -> list).
+
+    Text that is not YAML stays a string; YAML beyond the reader's bounds (depth,
+    alias expansion, non-finite numbers) is a ConfigError at ``path``.
+    """
+    return load_text(text, path=path, malformed_as_text=True)
 
 
 def parse_set(items: list[str] | None) -> dict[str, Any]:
@@ -36,7 +36,7 @@ def parse_set(items: list[str] | None) -> dict[str, Any]:
         dotted = dotted.strip()
         if not sep or not dotted or any(not p for p in dotted.split(".")):
             raise ConfigError(f"expected key.path=value; got {item!r}", path="--set")
-        out[dotted] = parse_value(value)
+        out[dotted] = parse_value(value, path=f"--set {dotted}")
     return out
 
 

@@ -4,6 +4,8 @@ and the points they expand to."""
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -154,24 +156,41 @@ def parse_sweep(raw: Any, file: str | None = None) -> SweepSpec:
         raise ConfigError(str(err), file=file, path="sweep") from None
 
 
+def count_points(sweep: SweepSpec) -> int:
+    """How many points a sweep has, without expanding it (grid x zip x random)."""
+    count = math.prod(len(values) for values in sweep.grid.values())
+    if sweep.zip:
+        count *= len(next(iter(sweep.zip.values())))
+    if sweep.random is not None:
+        count *= sweep.random.samples
+    return count
+
+
+def iter_points(sweep: SweepSpec) -> Iterator[dict[str, Any]]:
+    """The points of a sweep one at a time, in :func:`sweep_points` order (pure)."""
+    rows = [{}]
+    if sweep.zip:
+        columns = zip(*sweep.zip.values(), strict=True)
+        rows = [dict(zip(sweep.zip, values, strict=True)) for values in columns]
+    samples = [{}]
+    if sweep.random is not None:
+        rng = np.random.default_rng(sweep.random.seed)
+        samples = [{key: dist.sample(rng) for key, dist in sweep.random.params.items()}
+                   for _ in range(sweep.random.samples)]
+    for values in itertools.product(*sweep.grid.values()):
+        point = dict(zip(sweep.grid, values, strict=True))
+        for row in rows:
+            for sample in samples:
+                yield {**point, **row, **sample}
+
+
 def sweep_points(sweep: SweepSpec) -> list[dict[str, Any]]:
     """All points of a sweep, grid x zip x random (pure; random uses its own seed).
 
     Returns:
         one ``{dotted path: value}`` per point (``[{}]`` for no sweep).
     """
-    combos = itertools.product(*sweep.grid.values())
-    points = [dict(zip(sweep.grid, values, strict=True)) for values in combos]
-    if sweep.zip:
-        columns = zip(*sweep.zip.values(), strict=True)
-        rows = [dict(zip(sweep.zip, values, strict=True)) for values in columns]
-        points = [{**p, **r} for p in points for r in rows]
-    if sweep.random is not None:
-        rng = np.random.default_rng(sweep.random.seed)
-        samples = [{key: dist.sample(rng) for key, dist in sweep.random.params.items()}
-                   for _ in range(sweep.random.samples)]
-        points = [{**p, **s} for p in points for s in samples]
-    return points
+    return list(iter_points(sweep))
 
 
 def sweep_location(sweep: SweepSpec, key: str) -> str:

@@ -14,13 +14,26 @@ workload may be ``{trace: path/to/trace.csv}``. ``sweep``, ``repeats`` and
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ..ops import PRECISIONS
 from .base import Celsius, Hertz, Seconds, Strict
 from .system import DeviceEntry, LinkSpec
+
+# A file or folder name: letters, digits, ``_ . -``, and not only dots (``..``
+# would climb out of the results root).
+FOLDER_NAME = r"^[A-Za-z0-9_.\-]*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*$"
+
+
+def folder_name(value: str) -> str:
+    """Check ``value`` is one plain path component (:data:`FOLDER_NAME`)."""
+    if not re.fullmatch(FOLDER_NAME, value):
+        raise ValueError(f"must be a plain folder name (letters, digits, '_', '.', '-'; "
+                         f"not '.' or '..', no '/'); got {value!r}")
+    return value
 
 
 class PauseSpec(Strict):
@@ -229,7 +242,7 @@ class PlotSpec(Strict):
     logy: bool = False
     error_bars: bool = True
     title: str | None = None
-    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.\-]+$")
+    name: str | None = Field(default=None, pattern=FOLDER_NAME)
     width: Literal["single", "double"] | None = None
     height: float | None = Field(default=None, gt=0)
     where: dict[str, Any] = Field(default_factory=dict)
@@ -273,12 +286,14 @@ class PlotSpec(Strict):
 class ExperimentSpec(Strict):
     """A whole experiment (before sweep expansion)."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    # Names the results folder (results/<name>/): one path component, never "." or "..".
+    name: Annotated[str, AfterValidator(folder_name)]
     description: str = ""
     soc: str
     devices: dict[str, DeviceEntry] = Field(default_factory=dict)
     links: list[LinkSpec] = Field(default_factory=list)
-    workload: WorkloadSpec | list[WorkloadSpec]
+    # at least one job: a run of nothing would "succeed" with empty results
+    workload: WorkloadSpec | Annotated[list[WorkloadSpec], Field(min_length=1)]
     policy: dict[str, Any]
     dvfs: DvfsSpec = DvfsSpec()
     thermal: ThermalOptions = ThermalOptions()

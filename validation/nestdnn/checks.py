@@ -110,12 +110,12 @@ for _i, _ref in enumerate(PAPER_TOTALS):
 @lru_cache(maxsize=1)
 def headline() -> dict[str, float]:
     """Maxima over a reduced alpha sweep (one app schedule) of the simulated benchmark."""
-    from simulator.library import PROJECT_ROOT
+    from simulator.bundled import experiments_dir
     from simulator.runner import run_experiment
 
     alphas = [0.001, 0.1, 0.3, 1.0, 5.0]
     names = ["nestdnn-baseline"] + ["nestdnn-mintotal"] * len(alphas)
-    sweep = run_experiment(PROJECT_ROOT / "experiments" / "nestdnn" / "alpha-sweep.yaml",
+    sweep = run_experiment(experiments_dir() / "nestdnn" / "alpha-sweep.yaml",
                            overrides={"sweep": {"policy.lifecycle.seed": [0],
                                                 "zip": {"policy.name": names,
                                                         "policy.alpha": [0.3, *alphas]}}})

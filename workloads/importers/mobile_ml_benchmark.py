@@ -89,7 +89,15 @@ class Op:
     n_inputs: int = 1
 
 
-def _int(feature: dict, key: str, where: str, default: int | None = None) -> int:
+# Geometry (sizes, channels, kernel, stride) of 0 describes no operator and would
+# give zero-work kernels or divisions by zero downstream; 2^31 is the frameworks'
+# int32 limit.
+MAX_FEATURE = 2**31 - 1
+
+
+def _int(feature: dict, key: str, where: str, default: int | None = None,
+         minimum: int = 0) -> int:
+    """Feature ``key`` as an integer in ``[minimum, MAX_FEATURE]`` (``default`` if absent)."""
     value = feature.get(key, "-")
     if value in ("-", "", None):
         if default is not None:
@@ -99,9 +107,10 @@ def _int(feature: dict, key: str, where: str, default: int | None = None) -> int
         number = int(str(value).strip())
     except ValueError:
         number = -1
-    if number < 0:
-        raise ConfigError(f"feature {key} must be a non-negative integer; got {value!r}",
-                          path=where)
+    if not minimum <= number <= MAX_FEATURE:
+        kind = "a positive" if minimum == 1 else "a non-negative"
+        raise ConfigError(f"feature {key} must be {kind} integer of at most {MAX_FEATURE}; "
+                          f"got {value!r}", path=where)
     return number
 
 
@@ -116,7 +125,10 @@ def parse_op(row: int, operation: str, feature: dict) -> Op:
     if kind is None:
         raise ConfigError(f"unknown operation {operation!r}; expected one of "
                           f"{', '.join(OPERATIONS)}", path=f"row {row}, column operation")
-    get = {key: _int(feature, key, where) for key in _NEEDED[operation]}
+    # A concat's Kernel counts its inputs and may be 0 (read as 1, see below).
+    get = {key: _int(feature, key, where,
+                     minimum=0 if (operation, key) == ("CONCATENATION", "Kernel") else 1)
+           for key in _NEEDED[operation]}
     flops_value = feature.get("FLOPS", "-")
     if operation == "CONCATENATION":
         # Kernel holds the number of inputs, Input_channel the first input's
@@ -141,7 +153,7 @@ def parse_op(row: int, operation: str, feature: dict) -> Op:
                     out * out * ch * k * k)
         elif kind == "dwconv":
             # Filter is the depth multiplier (1 in practice); bias per output channel.
-            c_out = ch * _int(feature, "Filter", where, default=1)
+            c_out = ch * _int(feature, "Filter", where, default=1, minimum=1)
             op = Op(row, operation, kind, size, ch, out, c_out, k, stride, ch,
                     k * k * c_out + c_out, 2 * out * out * c_out * k * k)
         else:
