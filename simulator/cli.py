@@ -213,8 +213,11 @@ def cmd_validate(args) -> int:
 
 
 def _doc(obj) -> str:
+    """An entry's one-line description: its ``description``, or its docstring's first
+    paragraph joined into one line (a first line alone may stop mid-sentence)."""
     text = getattr(obj, "description", None) or (obj.__doc__ or "")
-    return text.strip().splitlines()[0] if text.strip() else ""
+    paragraph = text.strip().split("\n\n")[0]
+    return " ".join(paragraph.split())
 
 
 def _listing(what: str) -> list[tuple[str, str]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from .engine.simulation import RunResult
@@ -58,8 +57,10 @@ def write_timeline(result: RunResult, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"traceEvents": timeline_events(result), "displayTimeUnit": "ms",
                "otherData": {"generator": "socsim"}}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".timeline-", suffix=".json")
-    with os.fdopen(fd, "w") as handle:
+    # a plain open() (not mkstemp, which makes the file 0600) so the timeline gets the
+    # same permissions as every other output; the temp name is per process
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(payload, handle, separators=(",", ":"))
     os.replace(tmp, path)
     return path

@@ -341,3 +341,20 @@ def test_bad_input_exits_2_with_one_line_before_writing(tmp_path, monkeypatch, c
     assert main(["run", str(path), *extra]) == 2
     one_line_error(capsys.readouterr().err)
     assert not (tmp_path / "results").exists() and not Path("/tmp/abs").exists()
+
+
+def test_list_descriptions_are_whole_first_paragraphs(capsys):
+    from simulator.cli import _doc
+
+    class Wrapped:
+        """A policy whose first sentence runs over
+        two lines of its docstring.
+
+        Details that stay out of the listing.
+        """
+
+    assert _doc(Wrapped) == "A policy whose first sentence runs over two lines of its docstring."
+    assert main(["list", "policies"]) == 0
+    line = next(row for row in capsys.readouterr().out.splitlines()
+                if row.startswith("neurosurgeon "))
+    assert line.rstrip().endswith(".")  # its docstring's first sentence, not its first line

@@ -264,3 +264,17 @@ def _raises(fn) -> ConfigError:
     with pytest.raises(ConfigError) as info:
         fn()
     return info.value
+
+
+def test_the_documented_sweep_example_runs_its_pre_flight(tmp_path):
+    """The sweep forms shown in simulator.experiment's docstring are accepted as written."""
+    import simulator.experiment as experiment
+    from simulator.experiment import check_runs
+
+    doc = experiment.__doc__
+    block = doc[doc.index("    sweep:"):doc.index("The points are")]
+    sweep = yaml.safe_load("\n".join(line[4:] for line in block.splitlines()))
+    raw = {**BASE, "workload": {"model": "resnet18", "batch": 1}, **sweep}
+    runs = expand(raw)
+    assert len(runs) == 3 * 2 * 2 * 20
+    check_runs(runs, tmp_path)

@@ -26,3 +26,17 @@ def test_timeline_has_kernel_lanes_transfers_and_counters(tmp_path, tiny_soc):
     lane0 = sorted((e["ts"], e["ts"] + e["dur"]) for e in kernels if e["tid"] == 0
                    and e["pid"] == kernels[0]["pid"])
     assert all(a[1] <= b[0] + 1e-6 for a, b in zip(lane0, lane0[1:]))
+
+
+def test_the_timeline_has_the_permissions_of_every_other_output(tmp_path, tiny_soc):
+    import os
+    import stat
+
+    from simulator.results import write_json
+
+    result = run(tiny_soc, make_trace([kernel(0)]), {"name": "single", "processor": "cpu.big"})
+    timeline = write_timeline(result, tmp_path / "timeline.json")
+    write_json(tmp_path / "other.json", {"a": 1})
+    mode = stat.S_IMODE(os.stat(timeline).st_mode)
+    # under the usual umask (022) every output is 0644; mkstemp made the timeline 0600
+    assert mode == stat.S_IMODE(os.stat(tmp_path / "other.json").st_mode)

@@ -10,14 +10,13 @@ Sweep forms (dotted paths address any key)::
       workload.batch: [1, 8, 32]          # grid: product of all lists
       soc: [snapdragon865, snapdragon888]
       zip:                                # lists varying together
-        policy.name: [single, heft]
-        policy.processor: [cpu.gold, null]
+        policy.processor: [cpu.gold, cpu.prime]
+        policy.cores: [3, 1]
       random:                             # random samples with their own seed
         samples: 20
         seed: 7
         params:
-          workload.batch: {choice: [1, 2, 4, 8]}
-          dvfs.frequency: {uniform: [1.0e9, 2.4e9]}
+          thermal.initial: {uniform: [25, 35], unit: C}
 
 The points are grid x zip x random, in that nesting order (the last grid
 axis varies fastest). Each point is repeated ``repeats`` times with seeds
