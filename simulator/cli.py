@@ -140,7 +140,7 @@ def cmd_run(args) -> int:
                                command=["socsim", *sys.argv[1:]])
     except KeyboardInterrupt:
         _stderr(f"socsim: interrupted; completed runs are in {out}; continue with: "
-                f"socsim run {args.experiment} --out {out} --resume")
+                f"{_resume_command(args, out)}")
         return EXIT_INTERRUPTED
     if not args.quiet:
         _print_summary(sweep, raw["name"])
@@ -148,6 +148,25 @@ def cmd_run(args) -> int:
             _stderr(f"socsim: warning: plot skipped: {message}")
         print(f"results: {out}")
     return _run_status(sweep, out)
+
+
+def _resume_command(args, out: Path) -> str:
+    """The command that continues this sweep: the same experiment, ``--set`` values and
+    executor options as given, into the same folder, with ``--resume``."""
+    import shlex
+
+    words = ["socsim", "run", str(args.experiment)]
+    for item in args.set or []:
+        words += ["--set", item]
+    if args.scheduler_address:
+        words += ["--scheduler-address", args.scheduler_address]
+    elif args.workers is not None:
+        words += ["--workers", str(args.workers)]
+    if args.retry_failed:
+        words.append("--retry-failed")
+    if args.quiet:
+        words.append("--quiet")
+    return shlex.join([*words, "--out", str(out), "--resume"])
 
 
 def _run_status(sweep, out: Path) -> int:
@@ -158,9 +177,10 @@ def _run_status(sweep, out: Path) -> int:
     if failed.empty:
         return EXIT_OK
     if len(failed) < len(table):
+        # every result is kept; the status tells a batch job that some runs failed
         _stderr(f"socsim: {len(failed)} of {len(table)} runs failed "
                 f"(errors in {out / 'results.csv'})")
-        return EXIT_OK
+        return EXIT_FAILED
     first = failed.iloc[0]["error"]
     if len(table) == 1 and sweep.manifest.get("failures") and _is_input_error(out, sweep):
         _stderr(f"socsim: error: {first}")

@@ -185,6 +185,8 @@ class _SweepState:
         tasks = [RunTask(spec=run, base=base, versions=self.versions, file=self.file,
                          run_dir=str(self.run_dir(run).resolve()) if local else None)
                  for run in pending]
+        lines = _ProgressLines(len(self.runs), len(self.runs) - len(pending),
+                               log if not progress else None)
         with tqdm(total=len(self.runs), initial=len(self.runs) - len(pending), unit="run",
                   disable=not progress, dynamic_ncols=True, leave=False) as bar:
             for position, outcome in executor.map_unordered(execute_run, tasks):
@@ -200,6 +202,7 @@ class _SweepState:
                     else:
                         log(message)
                 bar.update(1)
+                lines.update(outcome.record["status"] not in RESULT_STATUSES)
 
     def add(self, run: RunSpec, outcome: RunOutcome) -> None:
         """Keep one finished run and write its folder."""
@@ -287,3 +290,44 @@ class _SweepState:
                         "per_run_wall_time_s": dict(sorted(self.wall.items()))},
             "failures": failures, "plots": plots, "plot_errors": plot_errors,
         }
+
+
+class _ProgressLines:
+    """One-line progress for logs (no terminal: batch jobs, ``nohup``): a line each
+    time another tenth of the runs is done, or a minute has passed, and at the end.
+
+    Args:
+        total: runs in the sweep.
+        done: runs already done (resumed).
+        log: where lines go (None: silent, e.g. when a progress bar is shown).
+    """
+
+    EVERY_S = 60.0  # wall seconds between lines at the most
+
+    def __init__(self, total: int, done: int, log: Callable[[str], None] | None):
+        self.total, self.done, self.failed, self.log = total, done, 0, log
+        self.start = self.last = time.perf_counter()
+        self.next = self._next_tenth(done)
+
+    def _next_tenth(self, done: int) -> int:
+        """The first tenth of the runs (rounded up) beyond ``done``; ``total`` at most."""
+        for tenth in range(1, 11):
+            boundary = -(-tenth * self.total // 10)
+            if boundary > done:
+                return boundary
+        return self.total
+
+    def update(self, failed: bool) -> None:
+        """Count one finished run; log a line when one is due."""
+        self.done += 1
+        self.failed += failed
+        now = time.perf_counter()
+        if self.log is None or (self.done < self.next and now - self.last < self.EVERY_S):
+            return
+        self.next = self._next_tenth(self.done)
+        self.last = now
+        elapsed = now - self.start
+        failed_note = f", {self.failed} failed" if self.failed else ""
+        self.log(f"socsim: {self.done}/{self.total} runs done{failed_note}, "
+                 f"{elapsed:.0f} s elapsed")
+

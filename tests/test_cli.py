@@ -358,3 +358,29 @@ def test_list_descriptions_are_whole_first_paragraphs(capsys):
     line = next(row for row in capsys.readouterr().out.splitlines()
                 if row.startswith("neurosurgeon "))
     assert line.rstrip().endswith(".")  # its docstring's first sentence, not its first line
+
+
+def test_a_sweep_with_failed_runs_exits_1_keeps_every_result_and_logs_progress(
+        tmp_path, capsys, monkeypatch):
+    # make one run fail at run time (the pre-flight would reject it up front)
+    monkeypatch.setattr("simulator.runner.check_runs", lambda *args, **kwargs: None)
+    path = write_experiment(tmp_path, sweep={"policy.processor": ["cpu.gold", "npu",
+                                                                  "cpu.silver"]})
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--workers", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "1 of 3 runs failed" in err
+    assert pd.read_csv(tmp_path / "out" / "results.csv")["status"].tolist() == [
+        "ok", "failed", "ok"]
+    # no terminal here: progress comes as lines, the last one at the end
+    assert "socsim: 3/3 runs done, 1 failed" in err
+
+
+def test_the_resume_hint_replays_the_original_command(tmp_path):
+    from simulator.cli import _resume_command, build_parser
+
+    args = build_parser().parse_args(["run", "my exp.yaml", "--set", "policy.cores=2",
+                                      "--set", "workload.batch=[1, 2]", "--workers", "2",
+                                      "--retry-failed"])
+    assert _resume_command(args, tmp_path / "out") == (
+        "socsim run 'my exp.yaml' --set policy.cores=2 --set 'workload.batch=[1, 2]' "
+        f"--workers 2 --retry-failed --out {tmp_path / 'out'} --resume")
