@@ -31,6 +31,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 KEY_METRICS = (("latency_s", "latency"), ("energy_j", "energy"), ("avg_power_w", "avg power"),
                ("peak_temp_c", "peak temperature"), ("throughput_per_s", "throughput"))
 TABLE_ROWS = 30
+CELL_WIDTH = 40  # characters of a text cell in the printed summary table
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,7 +97,16 @@ def _show(value: float, column: str) -> str:
     return f"{value * factor:.4g} {unit}".strip()
 
 
+def _clip(value, width: int):
+    """``value`` as shown in a table cell: text longer than ``width`` is cut with '…'."""
+    if not isinstance(value, str) or len(value) <= width:
+        return value
+    return value[:width - 1] + "…"
+
+
 def _print_summary(sweep, name: str) -> None:
+    import pandas as pd
+
     from .results import param_columns
     from .runner import RESULT_STATUSES
 
@@ -114,9 +124,14 @@ def _print_summary(sweep, name: str) -> None:
         return
     columns = ["run", "repeat", *param_columns(table), "status",
                *[c for c, _ in KEY_METRICS[:4] if c in table.columns]]
-    shown = table[columns]
+    # a terminal table, not a dump: long cells (JSON options, policy mappings) are clipped;
+    # results.csv has them whole
+    shown = table[columns].head(TABLE_ROWS).copy()
+    for column in shown.columns:
+        if not pd.api.types.is_numeric_dtype(shown[column]):
+            shown[column] = shown[column].map(lambda v: _clip(v, CELL_WIDTH))
     print(f"{name}: {len(table)} runs, {ok} ok, {len(table) - ok} failed")
-    text = shown.head(TABLE_ROWS).to_string(index=False, float_format=lambda v: f"{v:.4g}")
+    text = shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")
     print(text)
     if len(table) > TABLE_ROWS:
         print(f"... {len(table) - TABLE_ROWS} more rows in results.csv")

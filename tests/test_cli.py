@@ -384,3 +384,14 @@ def test_the_resume_hint_replays_the_original_command(tmp_path):
     assert _resume_command(args, tmp_path / "out") == (
         "socsim run 'my exp.yaml' --set policy.cores=2 --set 'workload.batch=[1, 2]' "
         f"--workers 2 --retry-failed --out {tmp_path / 'out'} --resume")
+
+
+def test_the_summary_table_clips_long_cells(tmp_path, capsys):
+    options = {"a_long_option_name": "a long value " * 10}
+    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2],
+                                             "workload.options": [options]})
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert max(map(len, out.splitlines())) < 200
+    assert "…" in out
+    assert "a long value " * 10 in (tmp_path / "out" / "results.csv").read_text()
