@@ -157,6 +157,10 @@ def cmd_run(args) -> int:
         _stderr(f"socsim: interrupted; completed runs are in {out}; continue with: "
                 f"{_resume_command(args, out)}")
         return EXIT_INTERRUPTED
+    except OSError as exc:  # a lost cluster or worker pool: what finished is kept
+        _stderr(f"socsim: error: the sweep stopped: {type(exc).__name__}: {exc}; completed "
+                f"runs are in {out}; continue with: {_resume_command(args, out)}")
+        return EXIT_FAILED
     if not args.quiet:
         _print_summary(sweep, raw["name"])
         for message in sweep.manifest.get("plot_errors", []):

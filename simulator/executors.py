@@ -158,7 +158,7 @@ class DaskExecutor:
         timeout: seconds to wait for the connection.
     """
 
-    def __init__(self, address: str, timeout: float = 10.0):
+    def __init__(self, address: str, timeout: float = 10.0, workers_timeout: float = 60.0):
         try:
             from dask.distributed import Client
         except ImportError:
@@ -171,6 +171,23 @@ class DaskExecutor:
                               f"{exc}") from None
         self.address = address
         self._futures: list = []
+        try:
+            self._client.wait_for_workers(1, timeout=workers_timeout)
+        except (TimeoutError, OSError) as exc:
+            self._client.close()
+            raise ConfigError(f"no Dask worker joined the scheduler at {address!r} within "
+                              f"{workers_timeout:g} s ({type(exc).__name__})") from None
+        try:
+            versions = self._client.run(_socsim_version)
+        except Exception as exc:  # a worker without socsim (ImportError), or gone
+            self._client.close()
+            raise ConfigError(f"a Dask worker of {address!r} cannot run socsim: "
+                              f"{type(exc).__name__}: {exc}") from None
+        try:
+            check_worker_versions(versions, address)
+        except ConfigError:
+            self._client.close()
+            raise
 
     def describe(self) -> dict[str, Any]:
         """What ran the sweep (for the manifest)."""
@@ -200,6 +217,34 @@ class DaskExecutor:
             self._client.cancel(pending)
         self._futures = []
         self._client.close()
+
+
+def _socsim_version() -> str:
+    """What a worker reports: the socsim version it imports (runs on the worker)."""
+    import simulator
+
+    return simulator.__version__
+
+
+def check_worker_versions(versions: dict[str, str], address: str) -> None:
+    """Refuse a cluster whose workers import another socsim version than this process
+    (their runs would not be this version's results).
+
+    Args:
+        versions: worker address -> the version it imports.
+        address: the scheduler (for the message).
+
+    Raises:
+        ConfigError: naming the workers that differ.
+    """
+    from . import __version__
+
+    other = {worker: version for worker, version in sorted(versions.items())
+             if version != __version__}
+    if other:
+        listed = ", ".join(f"{worker} has {version}" for worker, version in other.items())
+        raise ConfigError(f"Dask workers of {address!r} run another socsim than this "
+                          f"one ({__version__}): {listed}")
 
 
 def make_executor(workers: int | None = None, scheduler_address: str | None = None):

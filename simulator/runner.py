@@ -122,25 +122,31 @@ def run_experiment(experiment: str | Path | dict, overrides: dict[str, Any] | No
     log = log or (lambda message: None)
     state = _SweepState(raw=raw, runs=runs, out=out, base=base, file=file,
                         overrides=overrides, command=command)
+    if out is not None and resume:
+        state.load_completed(retry_failed)
+    pending = [run for run in runs if (run.index, run.repeat) not in state.records]
+    if pending and executor is None:
+        # before anything is written: a cluster that cannot be used is reported as such
+        count = default_workers() if workers is None else workers
+        executor = make_executor(min(count, len(pending)), scheduler_address)
     if out is not None:
         out_files.write_yaml(out / "config.yaml", json.loads(json.dumps(raw, default=str)))
-        if resume:
-            state.load_completed(retry_failed)
         state.write_manifest("running")
-    pending = [run for run in runs if (run.index, run.repeat) not in state.records]
-    if pending:
-        if executor is None:
-            count = default_workers() if workers is None else workers
-            executor = make_executor(min(count, len(pending)), scheduler_address)
-        state.executor = executor.describe()
-        try:
-            state.execute(executor, pending, progress, log)
-        except KeyboardInterrupt:
-            executor.close()
-            state.finish("interrupted", log)
-            raise
-        finally:
-            executor.close()
+    try:
+        if pending:
+            state.executor = executor.describe()
+            try:
+                state.execute(executor, pending, progress, log)
+            finally:
+                executor.close()
+    except KeyboardInterrupt:
+        state.finish("interrupted", log)
+        raise
+    except BaseException:
+        # a lost cluster, a broken executor: the folder keeps what finished and says
+        # the sweep failed (never "running" after the process is gone)
+        state.finish("failed", log)
+        raise
     return state.finish("complete", log)
 
 
@@ -246,8 +252,8 @@ class _SweepState:
             out_files.write_frame(self.out / "results.parquet", results)
             out_files.write_frame(self.out / "summary.csv", summary)
             out_files.write_frame(self.out / "timeseries.parquet", timeseries)
-            # After Ctrl-C leave quickly; the plots come with the resumed sweep.
-            if records and self.raw.get("plots") and status != "interrupted":
+            # After Ctrl-C or a failure leave quickly; the plots come with the resumed sweep.
+            if records and self.raw.get("plots") and status == "complete":
                 from .plots import draw_plots
 
                 spec = check_experiment(self.raw, self.file)

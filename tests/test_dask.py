@@ -42,3 +42,50 @@ def test_dask_local_cluster_matches_in_process(tmp_path, monkeypatch):
 def test_unreachable_scheduler_is_a_config_error():
     with pytest.raises(ConfigError, match="cannot connect"):
         DaskExecutor("tcp://127.0.0.1:9", timeout=1)
+
+
+def test_a_cluster_without_workers_is_a_config_error_before_anything_is_written(tmp_path):
+    with distributed.LocalCluster(n_workers=0, processes=False, host="127.0.0.1",
+                                  protocol="tcp", dashboard_address=None) as cluster:
+        with pytest.raises(ConfigError, match="no Dask worker joined"):
+            DaskExecutor(cluster.scheduler_address, workers_timeout=0.5)
+
+
+def test_workers_running_another_socsim_are_refused():
+    from simulator import __version__
+    from simulator.executors import check_worker_versions
+
+    check_worker_versions({"tcp://a:1": __version__}, "tcp://s:8786")
+    with pytest.raises(ConfigError, match="tcp://b:1 has 0.0.1"):
+        check_worker_versions({"tcp://a:1": __version__, "tcp://b:1": "0.0.1"},
+                              "tcp://s:8786")
+
+
+def test_a_sweep_that_breaks_leaves_a_failed_manifest_not_running(tmp_path):
+    import json
+
+    class Broken:
+        """An executor whose cluster goes away after the first run."""
+
+        def describe(self):
+            return {"kind": "broken", "workers": 1}
+
+        def map_unordered(self, fn, tasks):
+            yield 0, fn(tasks[0])
+            raise OSError("lost the scheduler")
+
+        def close(self):
+            pass
+
+    save_trace(make_trace([kernel(i, str(i - 1) if i else "") for i in range(4)]),
+               tmp_path / "chain.csv")
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "tiny", "soc": "snapdragon865", "workload": {"trace": "chain.csv"},
+        "policy": {"name": "single", "processor": "cpu.gold"},
+        "sweep": {"policy.cores": [1, 2, 3]}}))
+    with pytest.raises(OSError, match="lost the scheduler"):
+        run_experiment(path, out=tmp_path / "out", executor=Broken())
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and manifest["completed"] == 1
+    assert len(pd.read_csv(tmp_path / "out" / "results.csv")) == 1
