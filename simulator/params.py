@@ -33,7 +33,7 @@ from pydantic import ConfigDict, Field, PlainValidator, TypeAdapter, ValidationE
 from .errors import ConfigError, join_path
 from .units import UnitError, parse_quantity
 
-__all__ = ["Bytes", "NonNegativeInt", "PositiveFloat", "PositiveInt", "PositiveSeconds",
+__all__ = ["Bytes", "check_keywords", "NonNegativeInt", "PositiveFloat", "PositiveInt", "PositiveSeconds",
            "Quantity", "Seconds", "UnitInterval", "as_written", "one_of", "quantity",
            "to_quantity", "validated"]
 
@@ -244,3 +244,21 @@ def _describe(err: ValidationError, tags: set[str] = frozenset()) -> tuple[str, 
         return f"must be {_phrase(error)}; got {error['input']!r}", error["where"]
     phrases = list(dict.fromkeys(_phrase(e) for e in errors))
     return f"must be {' or '.join(phrases)}; got {errors[0]['input']!r}", []
+
+
+def check_keywords(cls: type, given, owner: str, path: str) -> None:
+    """Refuse a keyword ``cls(...)`` does not take, before calling it: one line at
+    ``path.<key>`` naming ``owner`` ("policy 'single'", "governor 'performance'") and
+    what it takes, instead of a TypeError.
+
+    Raises:
+        ConfigError: the first unknown keyword of ``given``.
+    """
+    accepted = [n for n, p in inspect.signature(cls.__init__).parameters.items()
+                if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for key in given:
+        if key not in accepted:
+            raise ConfigError(f"{owner} takes no parameter {key!r}; it takes "
+                              f"{', '.join(accepted) or 'no parameters'}",
+                              path=join_path(path, key))
+

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import ConfigError
-from .params import as_written, validated
+from .params import as_written, check_keywords, validated
 from .policy_context import PolicyContext
 from .registry import Registry
 
@@ -256,20 +256,12 @@ def make_policy(config: dict, path: str = "policy") -> Policy:
         ConfigError: an unknown policy or parameter, or a value its constructor's
             annotated signature rejects, at ``policy.<param>`` (``path`` prefix).
     """
-    import inspect
-
     if not isinstance(config, dict) or "name" not in config:
         raise ConfigError("needs a 'name' (one of: " + ", ".join(POLICIES.names()) + ")",
                           path=path)
     params = {k: v for k, v in config.items() if k != "name"}
     cls = POLICIES.get(config["name"], path=f"{path}.name")
-    signature = inspect.signature(cls.__init__)
-    accepted = [p for p in signature.parameters if p != "self"]
-    for key in params:
-        if key not in accepted:
-            raise ConfigError(f"unknown parameter {key!r} for policy {config['name']!r}; "
-                              f"it takes {', '.join(accepted) or 'no parameters'}",
-                              path=f"{path}.{key}")
+    check_keywords(cls, params, f"policy {config['name']!r}", path)
     try:
         return cls(**params)
     except ConfigError as err:

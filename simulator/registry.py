@@ -82,19 +82,22 @@ class Registry(Generic[T]):
 
     def get(self, name: str, path: str | None = None) -> T:
         """Return the entry ``name``; a miss raises ConfigError with suggestions."""
+        if not self._known(name):
+            self.discover()  # an outside plugin may provide it
         try:
             return self._entries[name]
         except (KeyError, TypeError):  # TypeError: an unhashable name (a mapping)
-            pass
-        self.discover()
-        try:
-            return self._entries[name]
-        except (KeyError, TypeError):
             close = difflib.get_close_matches(str(name), self._entries, n=3)
             hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
             known = ", ".join(sorted(self._entries))
             raise ConfigError(f"unknown {self.kind} {name!r}.{hint} Known: {known}.",
                               path=path) from None
+
+    def _known(self, name: object) -> bool:
+        try:
+            return name in self._entries
+        except TypeError:  # an unhashable name (a mapping from YAML) is never known
+            return False
 
     def names(self) -> list[str]:
         """Every registered name, sorted (plugins discovered first)."""

@@ -75,7 +75,7 @@ def test_a_sweep_that_breaks_leaves_a_failed_manifest_not_running(tmp_path):
             raise OSError("lost the scheduler")
 
         def close(self):
-            pass
+            """Nothing to release (no processes)."""
 
     save_trace(make_trace([kernel(i, str(i - 1) if i else "") for i in range(4)]),
                tmp_path / "chain.csv")

@@ -43,7 +43,7 @@ def declared(monkeypatch):
     ({"period": "0 s"}, "policy.period", "must be > 0; got '0 s'"),
     ({"processors": ["cpu.big", 3]}, "policy.processors[1]", "must be a string; got 3"),
     ({"processors": 3}, "policy.processors", "must be a string or a list; got 3"),
-    ({"colour": "red"}, "policy.colour", "unknown parameter 'colour'"),
+    ({"colour": "red"}, "policy.colour", "takes no parameter 'colour'"),
 ])
 def test_bad_parameters_name_their_yaml_path(declared, params, path, message):
     with pytest.raises(ConfigError) as info:

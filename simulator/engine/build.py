@@ -8,7 +8,6 @@ time, a device for a check) gets the same objects as a real run through
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import simpy
 
 from ..errors import ConfigError
 from ..library import load_soc
+from ..params import check_keywords
 from ..policy import Job
 from ..registry import WORKLOADS
 from ..spec.experiment import ExperimentSpec, WorkloadSpec
@@ -71,13 +71,7 @@ def build_governors(exp: ExperimentSpec, soc: SocSpec) -> dict[str, Governor]:
         cls = GOVERNORS.get(name, path=f"{where}.governor")
         # params() holds only the keys the user wrote (the schema's defaults are None)
         params = choice.params()
-        accepted = {n for n, p in inspect.signature(cls.__init__).parameters.items()
-                    if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-        for key in params:
-            if key not in accepted:
-                raise ConfigError(f"governor {name!r} takes no {key!r} (it takes "
-                                  f"{', '.join(sorted(accepted)) or 'no parameters'})",
-                                  path=f"{where}.{key}")
+        check_keywords(cls, params, f"governor {name!r}", where)
         try:
             governors[local] = cls(**params)
         except TypeError as err:
