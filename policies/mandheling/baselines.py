@@ -2,7 +2,8 @@
 
 * ``tflite-fp32`` / ``mnn-fp32``: FP32 training on a CPU thread pool with the
   framework's kernels (its ``libraries`` table on the cores, when the SoC has
-  one);
+  one) and the framework's own operators (``workloads/frameworks``: MNN's
+  decomposed batch norm, im2col weight gradients, SGD passes, ...);
 * ``mnn-int8``: the integer algorithm Mandheling uses (NITI by default) run
   by MNN on the CPU with NEON;
 * ``mnn-gpu``: FP32 training through MNN's OpenCL backend. Its low GPU
@@ -24,6 +25,8 @@ from simulator.trace import Trace
 
 from ..split import serialize, split_across
 from .cpu import CpuConfig, CpuFreq, pin_frequency, thread_pool
+from workloads.frameworks import apply_framework
+
 from .workload import fp32_trace, integer_trace, peak_memory
 
 TRAINING = {"model": "lenet5", "mode": "training", "batch": 4}
@@ -38,7 +41,7 @@ class CpuTraining(Policy):
             ``governor`` (the experiment's).
     """
 
-    library = ""
+    library = ""  # kernel-library table of the cores, and framework file, of this name
     conformance = {"params": {"cpu": "big2"}, "workload": TRAINING}
 
     def __init__(self, cpu: CpuConfig = "big4", cpu_freq: CpuFreq = "governor"):
@@ -49,7 +52,7 @@ class CpuTraining(Policy):
         return fp32_trace(job, self.name)
 
     def plan(self, job: Job) -> Plan:
-        trace = serialize(self.training_trace(job))
+        trace = serialize(apply_framework(self.training_trace(job), self.library))
         pin_frequency(self.context, job.device, self.cpu_freq)
         pool = thread_pool(self.context.processors(job.device), self.cpu, self.library)
         if len(pool) == 1:

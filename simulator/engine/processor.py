@@ -262,8 +262,8 @@ class Processor:
                 total = 1e-15
             if compute > total:
                 compute = total
-            activity = (compute * cost.compute_activity
-                        + self._stall * (total - compute)) / total
+            stall = self._stall if cost.wait_activity is None else cost.wait_activity
+            activity = (compute * cost.compute_activity + stall * (total - compute)) / total
             duration = total / task.share
             rate = 1.0 / duration
             volt = domain.voltages[domain.index]

@@ -101,6 +101,10 @@ class KernelCost:
         flops: operations executed, after batch padding.
         level_bytes: ``(level name, bytes it served)`` per memory level, nearest
             first (for traffic time series).
+        wait_activity: switching activity of the units while they are not
+            computing (waiting at barriers, in the per-kernel overhead), when a
+            kernel library sets it (a thread pool that spin-waits); None: the
+            processor's ``stall_activity``.
     """
 
     cycles: float
@@ -111,6 +115,7 @@ class KernelCost:
     flops: float
     level_bytes: tuple[tuple[str, float], ...] = ()
     compute_activity: float = 1.0
+    wait_activity: float | None = None
 
     def duration(self, frequency: float) -> float:
         """Seconds at processor ``frequency`` (Hz), alone on its units."""
@@ -119,6 +124,8 @@ class KernelCost:
     def activity(self, frequency: float, stall_activity: float) -> float:
         """Average switching activity in [0, 1] while the kernel runs."""
         total = self.duration(frequency)
+        if self.wait_activity is not None:
+            stall_activity = self.wait_activity
         if total <= 0:
             return stall_activity
         busy = min(self.compute_cycles / frequency, total)
@@ -332,7 +339,8 @@ class CostModel:
                           overhead=(overhead + fixed_s) * slow,
                           compute_cycles=active_cycles * slow, dram_bytes=dram_bytes,
                           flops=flops, level_bytes=tuple(traffic),
-                          compute_activity=proc.power.precision_activity.get(precision, 1.0))
+                          compute_activity=proc.power.precision_activity.get(precision, 1.0),
+                          wait_activity=lib.wait_activity if lib is not None else None)
 
     def kernel_cost(self, processor: str, units: int, row, library: str | None = None,
                     memory_share: float = 1.0) -> KernelCost:

@@ -156,6 +156,11 @@ class LibrarySpec(Strict):
             processor (allocate its memory, build its op reference; FastRPC
             calls on a DSP). The engine does not charge it by itself: policies
             that model graph preparation read it.
+        wait_activity: switching activity of the units while a kernel of this
+            library is not computing (its dispatch overhead, the waits of imperfect
+            parallel scaling). A thread pool whose workers spin-wait keeps
+            executing instructions (MNN's CPU pool); None: the processor's
+            ``stall_activity``.
         memory_overlap: fraction of the shorter of a kernel's compute and memory
             time hidden under the longer: 1 (the default roofline) for code that
             prefetches or double-buffers (DMA ping-pong), 0 for code whose cache
@@ -168,6 +173,7 @@ class LibrarySpec(Strict):
     dispatch_overhead: Seconds | None = Field(default=None, ge=0)
     graph_setup: Seconds | None = Field(default=None, ge=0)
     memory_overlap: Fraction | None = Field(default=None, ge=0, le=1)
+    wait_activity: Fraction | None = Field(default=None, ge=0, le=1)
     source: str | None = None
 
     @field_validator("efficiency")

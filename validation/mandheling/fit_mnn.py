@@ -150,11 +150,13 @@ def fast_time(soc: SocSpec, method: str, cpu: str, cpu_freq: str = "max") -> flo
     from simulator.engine.simulation import build_trace
     from simulator.hardware.cost import CostModel
     from simulator.spec.experiment import WorkloadSpec
+    from workloads.frameworks import apply_framework
     from workloads.mixed_precision import apply_algorithm
 
     trace = build_trace(WorkloadSpec.model_validate(refs.VGG16_CIFAR))
     if method == "mnn-int8":
         trace = apply_algorithm(trace, "niti")
+    trace = apply_framework(trace, LIBRARY)  # the policies run MNN's own operators
     model = CostModel(soc)
     specs = soc.processors()
     pool = thread_pool(specs, cpu, LIBRARY)
