@@ -21,6 +21,7 @@ shape inference, allocation), fitted per SoC where measurements exist.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -57,6 +58,13 @@ def load_framework(name_or_path: str | Path) -> Framework:
         path = FRAMEWORKS.get(text)
     if not path.is_file():
         raise ConfigError("framework file not found", file=str(path))
+    # policies apply a framework to every run of a sweep: parse each file version once
+    return _load(str(path), path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=16)
+def _load(path_text: str, _version: int) -> Framework:
+    path = Path(path_text)
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError("a framework file must be a mapping", file=str(path))
