@@ -33,11 +33,18 @@ REFERENCES = [
     ("resnet50", {"stem": "cifar"}, 1.298, 23.52),
     ("resnet152", {"stem": "cifar"}, 3.722, 58.16),
     ("inception_v3", {}, 5.71, 23.83),
+    # CIFAR stem (pytorch-cifar100) at 32x32: by hand in tests/test_zoo_variants.py
+    ("inception_v3", {"input_size": 32}, 3.0956, 21.806),
     ("googlenet", {}, 1.50, 6.62),
     ("squeezenet1_0", {}, 0.82, 1.25),
     ("squeezenet1_1", {}, 0.35, 1.24),
     ("mobilenet_v1", {}, 0.569, 4.2),
     ("mobilenet_v2", {}, 0.30, 3.50),
+    # MNN's demo models (alibaba/MNN tools/train/source/models/): by hand in
+    # tests/test_zoo_variants.py
+    ("lenet_mnn", {}, 0.002293, 0.43108),
+    ("mobilenet_v1_mnn", {}, 0.5687, 4.233),
+    ("mobilenet_v2_mnn", {}, 0.30, 3.506),
     # Xenos benchmarks: torchvision ShuffleNet V2 1.0x (0.15 G, 2.28 M) and ResNet-101 (7.8 G,
     # 44.5 M); BERT-Large encoder 302 M, BERT-Small (L=4, H=512) 12.6 M parameters (Turc et
     # al.); CenterNet and the LSTM are our own configurations (docs/workloads.md)
@@ -97,7 +104,7 @@ def test_width_multiplier_scales_channels():
 
 def test_model_info_reports_resolved_defaults():
     info = model_info("inception_v3")
-    assert info.defaults == {"input_size": 299, "num_classes": 1000}
+    assert info.defaults == {"input_size": 299, "num_classes": 1000, "stem": "imagenet"}
     assert info.macs / 1e9 == pytest.approx(5.71, rel=0.02)
     assert model_info("lenet5").defaults["input_size"] == 32
     vgg = model_info("vgg16")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from workloads.graph import Graph
 
-from .base import MODELS, positive_int
+from .base import MODELS, resolve_dataset
 
 
 def _cbr(g: Graph, x: str, channels: int, kernel, name: str, stride: int = 1,
@@ -75,27 +75,49 @@ def _block_e(g: Graph, x: str, name: str) -> str:
 
 
 @MODELS.register("inception_v3")
-def inception_v3(input_size: int = 299, num_classes: int = 1000) -> Graph:
+def inception_v3(input_size: int | None = None, num_classes: int | None = None,
+                 stem: str = "auto") -> Graph:
     """Inception-v3: factorised inception blocks, 23.8 M parameters, 5.71 GMACs at 299x299.
 
     torchvision layout without the auxiliary classifier (the reference MAC
-    and parameter counts exclude it too). Needs input_size >= 75.
+    and parameter counts exclude it too). The ImageNet stem needs
+    input_size >= 75.
+
+    The CIFAR stem (``stem='cifar'``, chosen by ``auto`` for inputs <= 32)
+    is the one of the public CIFAR-100 implementation weiaicunzai/pytorch-cifar100
+    (``models/inceptionv3.py``): the stem's three 3x3 convs keep stride 1 with
+    padding 1, ``Conv2d_4a`` stays unpadded, and both stem max-pools are
+    dropped, so 32x32 inputs reach the Mixed_5 blocks at 30x30, Mixed_6 at
+    14x14 and Mixed_7 at 6x6. The inception blocks stay torchvision's (that
+    implementation also changes two pooling branches; those changes are not
+    taken). Defaults: 32x32 and 10 classes (CIFAR-10); 299x299 and 1000
+    classes for the ImageNet stem.
 
     Args:
         input_size: square input side, pixels.
         num_classes: classifier outputs.
+        stem: ``auto``, ``imagenet`` or ``cifar``.
     """
-    input_size = positive_int("input_size", input_size, "inception_v3")
-    num_classes = positive_int("num_classes", num_classes, "inception_v3")
+    if input_size is None and stem in ("auto", "imagenet"):
+        input_size = 299  # Inception-v3's ImageNet size (resolve_dataset's default is 224)
+    stem, input_size, num_classes = resolve_dataset("inception_v3", stem, input_size,
+                                                    num_classes)
     g = Graph("inception_v3", (3, input_size, input_size),
-              {"input_size": input_size, "num_classes": num_classes})
-    x = _cbr(g, g.input, 32, 3, "Conv2d_1a", stride=2)
-    x = _cbr(g, x, 32, 3, "Conv2d_2a")
-    x = _cbr(g, x, 64, 3, "Conv2d_2b", padding=1)
-    x = g.maxpool(x, 3, 2, name="maxpool1")
-    x = _cbr(g, x, 80, 1, "Conv2d_3b")
-    x = _cbr(g, x, 192, 3, "Conv2d_4a")
-    x = g.maxpool(x, 3, 2, name="maxpool2")
+              {"input_size": input_size, "num_classes": num_classes, "stem": stem})
+    if stem == "cifar":
+        x = _cbr(g, g.input, 32, 3, "Conv2d_1a", padding=1)
+        x = _cbr(g, x, 32, 3, "Conv2d_2a", padding=1)
+        x = _cbr(g, x, 64, 3, "Conv2d_2b", padding=1)
+        x = _cbr(g, x, 80, 1, "Conv2d_3b")
+        x = _cbr(g, x, 192, 3, "Conv2d_4a")
+    else:
+        x = _cbr(g, g.input, 32, 3, "Conv2d_1a", stride=2)
+        x = _cbr(g, x, 32, 3, "Conv2d_2a")
+        x = _cbr(g, x, 64, 3, "Conv2d_2b", padding=1)
+        x = g.maxpool(x, 3, 2, name="maxpool1")
+        x = _cbr(g, x, 80, 1, "Conv2d_3b")
+        x = _cbr(g, x, 192, 3, "Conv2d_4a")
+        x = g.maxpool(x, 3, 2, name="maxpool2")
     for label, pool_features in (("5b", 32), ("5c", 64), ("5d", 64)):
         x = _block_a(g, x, pool_features, f"Mixed_{label}")
     x = _block_b(g, x, "Mixed_6a")
