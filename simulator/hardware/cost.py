@@ -63,6 +63,12 @@ stall an in-order core cannot hide memory time under compute: with overlap
 and memory time ``m`` beyond the nearest level (kept in the clock-scaled/fixed
 form above).
 
+Kernel-row loops (a library's ``row_overhead_cycles``, default none). Scalar
+code in planar order runs its innermost loop along one kernel row of a
+windowed convolution: ``flops / (2 kernel)`` loops per kernel, each costing
+those cycles on top of its multiply-accumulates (a 1x1 convolution pays them on
+every one, an 11x11 on one in eleven); they spread over the units like compute.
+
 SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
 useful work (a 3-wide kernel row in 4-wide vectors wastes 1/4); compute
 efficiency is multiplied by ``1 - simd_waste``.
@@ -81,6 +87,9 @@ from dataclasses import dataclass
 from ..ops import OP_KINDS
 from ..spec.soc import ProcessorSpec, SocSpec
 from ..trace import BYTES_PER_ELEMENT
+
+# windowed multiply-accumulate kernels whose scalar loops run along kernel rows
+ROW_LOOP_OPS = ("conv", "dwconv", "deconv")
 
 
 @dataclass(frozen=True)
@@ -274,6 +283,9 @@ class CostModel:
         if simd_waste > 0:
             efficiency *= max(1e-6, 1.0 - simd_waste)
         compute_cycles = flops / (proc.ops_per_cycle[precision] * efficiency * scale_units)
+        if (lib is not None and lib.row_overhead_cycles and kernel > 0
+                and op in ROW_LOOP_OPS):
+            compute_cycles += flops / (2.0 * kernel) * lib.row_overhead_cycles / scale_units
         element = BYTES_PER_ELEMENT[precision]
         strided = read_stride > element and bytes_in > 0
         # a k x k window keeps k rows of every map in flight during one sweep
