@@ -145,3 +145,52 @@ def test_only_boundary_rows_and_one_input_cross_the_link():
     assert (halos["bytes"] == 6 * 4 * 14 * 4).all()
     inputs = transfers[transfers["label"] == "input"]
     assert len(inputs) == 1  # the second board's units share one upload of its band
+
+
+def test_a_device_port_is_shared_by_all_its_links():
+    import simpy
+
+    from simulator.engine.links import BandwidthSchedule, Channel, Port
+
+    def arrivals(ports: bool) -> list[float]:
+        env = simpy.Environment()
+        out = Port("ps.out", 1e9)
+        links = [Channel(env, f"link.ps-b{i}", BandwidthSchedule.constant(1e9),
+                         ports=(out,) if ports else ()) for i in range(3)]
+        return [link.send(1e6, lambda: None) for link in links]
+
+    # three boards fed at once over three links: together through one port ...
+    assert arrivals(ports=True) == pytest.approx([1e-3, 2e-3, 3e-3])
+    # ... or side by side when each link were on its own
+    assert arrivals(ports=False) == pytest.approx([1e-3, 1e-3, 1e-3])
+
+
+def _estimate_and_latency(raw: dict) -> tuple[float, float]:
+    from simulator.engine.simulation import Simulation
+
+    sim = Simulation(ExperimentSpec.model_validate(raw)).build().plan()
+    estimate = sim.policy.estimates[sim.jobs[0].name]
+    return estimate, sim.run().collect().metrics["latency_s"]
+
+
+@pytest.mark.parametrize("sync", ["ps", "ring"])
+def test_the_exchange_estimate_matches_the_emitted_plan(sync):
+    # outC everywhere: every windowed operator gathers its input (the ring's relay
+    # copies and the server's serialised port are in the estimate as in the plan)
+    raw = distributed_experiment("mobilenet_v1", 4, "outC", sync)
+    raw["workload"]["input_size"] = 96
+    estimate, latency = _estimate_and_latency(raw)
+    assert estimate == pytest.approx(latency, rel=0.10)
+
+
+def test_the_parameter_server_port_is_the_bottleneck_of_gathers():
+    def latency(sync, port):
+        raw = distributed_experiment("mobilenet_v1", 4, "outC", sync, port=port)
+        raw["workload"]["input_size"] = 96
+        return simulate(ExperimentSpec.model_validate(raw)).metrics["latency_s"]
+
+    # the server's one port sends the whole tensor to three boards in turn
+    assert latency("ps", "2 GB/s") > 1.2 * latency("ps", None)
+    # the ring's steps use every port once in each direction: no such queue
+    assert latency("ring", "2 GB/s") == pytest.approx(latency("ring", None), rel=0.05)
+    assert latency("ps", "2 GB/s") > latency("ring", "2 GB/s")
