@@ -194,3 +194,30 @@ def test_the_parameter_server_port_is_the_bottleneck_of_gathers():
     # the ring's steps use every port once in each direction: no such queue
     assert latency("ring", "2 GB/s") == pytest.approx(latency("ring", None), rel=0.05)
     assert latency("ps", "2 GB/s") > latency("ring", "2 GB/s")
+
+
+def test_linking_keeps_linked_tensors_on_chip(chain):
+    from policies.xenos.linking import spill_all
+
+    fused = fuse(chain)
+    assert spill_all(fused) == [1.0, 1.0]  # operator-centric: every map through DDR
+    linked = link(fused, tiles=8)
+    # the 3x3 conv streams its output to the 1x1 conv on chip: the first keeps only its
+    # input (the model's) off chip, the second only its output
+    spill = list(linked.table["spill"])
+    first, second = linked.table.to_dict("records")
+    assert spill[0] == pytest.approx(first["bytes_in"] / (first["bytes_in"] + first["bytes_out"]))
+    assert spill[1] == pytest.approx(second["bytes_out"]
+                                     / (second["bytes_in"] + second["bytes_out"]))
+
+
+def test_vertical_optimisation_cuts_off_chip_traffic_and_time():
+    def dram(vertical):
+        result = xenos("mobilenet_v1", True, vertical, input_size=128)
+        return result.metrics["latency_s"], result.metrics
+
+    ho, ho_metrics = dram(False)
+    vo, vo_metrics = dram(True)
+    # the feature maps between linked operators no longer go through DDR3
+    assert vo < 0.85 * ho
+    assert vo_metrics["energy_dram_j"] < 0.7 * ho_metrics["energy_dram_j"]

@@ -37,6 +37,14 @@ producer stay resident when they fit) and ``miss(x, C) = max(0, 1 - C/x)``,
 the capacity-miss ratio of a random-replacement cache. Level ``j`` serves
 ``M_{j-1}`` bytes.
 
+Off-chip buffers (optional trace column ``spill``, a fraction). The rule above
+keeps activations on chip whenever they fit, as if every level were a cache
+of the next. A runtime that keeps the feature maps between operators in
+external memory (an operator-centric DSP library writing each output to DDR)
+makes ``spill`` of them miss every on-chip level regardless of fit: the
+activation term is ``A * max(spill, miss(A, C_j))``. Operator linking keeps a
+linked producer's output on chip (its consumer's ``spill`` drops).
+
 Access order (optional trace column ``read_stride``, bytes). A kernel that reads
 its input in another order than its producer wrote it (a channel-interleaved
 read of a channel-planar feature map) jumps ``s = read_stride`` bytes between
@@ -254,11 +262,11 @@ class CostModel:
              flops: float, bytes_in: float, bytes_out: float, weight_bytes: float,
              batch: int = 0, kernel: int = 0, stride: int = 0, library: str | None = None,
              fixed_s: float = 0.0, read_stride: float = 0.0, simd_waste: float = 0.0,
-             memory_share: float = 1.0) -> KernelCost:
+             memory_share: float = 1.0, spill: float = 0.0) -> KernelCost:
         """Cost of one kernel (sizes in bytes, ``flops`` in operations, ``fixed_s``
         seconds of processor-independent work; ``library`` picks a kernel-library
         table of the processor, if it has one; ``read_stride`` (bytes),
-        ``simd_waste`` and ``memory_share`` as in the module docstring)."""
+        ``simd_waste``, ``memory_share`` and ``spill`` as in the module docstring)."""
         self.check_support(processor, op, precision)
         proc = self.processors[processor]
         lib = proc.libraries.get(library) if library else None
@@ -320,7 +328,8 @@ class CostModel:
             if math.isinf(level.capacity):
                 dram_bytes = served
                 break
-            beyond = (weight_bytes + activations * miss_ratio(activations, level.capacity)
+            beyond = (weight_bytes
+                      + activations * max(spill, miss_ratio(activations, level.capacity))
                       + (accesses - footprint) * miss_ratio(footprint, level.capacity))
             served = min(served, beyond)
             if strided:
@@ -355,14 +364,15 @@ class CostModel:
                row["bytes_in"], row["bytes_out"], row["weight_bytes"],
                int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")),
                library, float(_get(row, "fixed_s")), float(_get(row, "read_stride")),
-               float(_get(row, "simd_waste")), memory_share)
+               float(_get(row, "simd_waste")), memory_share, float(_get(row, "spill")))
         cost = self._memo.get(key)
         if cost is None:
             cost = self._memo[key] = self.cost(
                 processor, units, op=key[2], pass_=key[3], precision=key[4], flops=key[5],
                 bytes_in=key[6], bytes_out=key[7], weight_bytes=key[8], batch=key[9],
                 kernel=key[10], stride=key[11], library=library, fixed_s=key[13],
-                read_stride=key[14], simd_waste=key[15], memory_share=memory_share)
+                read_stride=key[14], simd_waste=key[15], memory_share=memory_share,
+                spill=key[17])
         return cost
 
 
