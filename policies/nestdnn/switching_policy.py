@@ -92,7 +92,7 @@ class NestDNNSwitching(Policy):
                     raise ConfigError("nestdnn-switching needs a SoC with storage "
                                       "(storage: in the SoC file)")
                 done = self.context.event()
-                storage.read(traffic.page_in, done.succeed, f"{job}: switch to {target}")
+                storage.load(traffic.page_in, done.succeed, f"{job}: switch to {target}")
                 yield done
             resident[job] = target
             self.done += 1
