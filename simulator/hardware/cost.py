@@ -3,7 +3,9 @@
 A hierarchical roofline. A kernel on ``k`` units of a processor needs
 
 * compute: ``flops / (ops_per_cycle[precision] * efficiency[op] * scale(k))``
-  cycles, where ``scale(k) = 1 + (k - 1) * parallel_efficiency``;
+  cycles, where ``scale(k) = 1 + (k - 1) * parallel_efficiency`` (per
+  precision if the processor gives a mapping; ``k = 1`` for the processor's
+  ``serial_ops``, single-threaded kernels);
 * memory: at every level of its memory hierarchy (private caches, shared
   caches, DRAM), the bytes that missed all nearer levels divided by that
   level's bandwidth. Which level serves the bytes follows from the working set
@@ -35,7 +37,8 @@ that must come from beyond level ``j`` of capacity ``C_j`` are
 with ``M_0 = R``, ``A = bytes_in + bytes_out`` (activations just written by the
 producer stay resident when they fit) and ``miss(x, C) = max(0, 1 - C/x)``,
 the capacity-miss ratio of a random-replacement cache. Level ``j`` serves
-``M_{j-1}`` bytes.
+``M_{j-1}`` bytes. On a processor with ``window_reads_on_chip`` the window
+re-reads ``R - W`` stop at the nearest level (the last term is dropped).
 
 Access order (optional trace column ``read_stride``, bytes). A kernel that reads
 its input in another order than its producer wrote it (a channel-interleaved
@@ -62,6 +65,11 @@ stall an in-order core cannot hide memory time under compute: with overlap
 ``o`` the kernel takes ``max(c, m) + (1 - o) * min(c, m)`` for compute time ``c``
 and memory time ``m`` beyond the nearest level (kept in the clock-scaled/fixed
 form above).
+
+Narrow convolutions (``gemm_half_channels``, ``C_h``): a ``conv`` with ``C``
+output channels (trace column ``out_channels``) reaches ``C / (C + C_h)`` of
+its table efficiency -- the library packs the im2col'd input on every call and
+only the output channels amortise it.
 
 SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
 useful work (a 3-wide kernel row in 4-wide vectors wastes 1/4); compute
@@ -139,10 +147,13 @@ def miss_ratio(working_set: float, capacity: float) -> float:
 def lookup(table: dict, precision: str, op: str, pass_: str, default: float = 1.0,
            fallback: dict | None = None) -> float:
     """Look an efficiency up: the precision's table first, then the top level;
-    within a table ``op.pass``, ``op``, ``category.pass``, ``category``, ``default``.
+    within a table ``op.pass``, ``op`` (then the same for the kind's ``parent``),
+    ``category.pass``, ``category``, ``default``.
     Only then ``fallback`` (a processor's own table behind a library's), the same way."""
-    category = OP_KINDS[op].category
-    keys = (f"{op}.{pass_}", op, f"{category}.{pass_}", category, "default")
+    kind = OP_KINDS[op]
+    names = (op,) if kind.parent is None else (op, kind.parent)
+    keys = (*(key for name in names for key in (f"{name}.{pass_}", name)),
+            f"{kind.category}.{pass_}", kind.category, "default")
     for current in (table, fallback):
         if not current:
             continue
@@ -245,15 +256,17 @@ class CostModel:
              flops: float, bytes_in: float, bytes_out: float, weight_bytes: float,
              batch: int = 0, kernel: int = 0, stride: int = 0, library: str | None = None,
              fixed_s: float = 0.0, read_stride: float = 0.0, simd_waste: float = 0.0,
-             memory_share: float = 1.0) -> KernelCost:
+             memory_share: float = 1.0, out_channels: int = 0) -> KernelCost:
         """Cost of one kernel (sizes in bytes, ``flops`` in operations, ``fixed_s``
         seconds of processor-independent work; ``library`` picks a kernel-library
         table of the processor, if it has one; ``read_stride`` (bytes),
-        ``simd_waste`` and ``memory_share`` as in the module docstring)."""
+        ``simd_waste`` and ``memory_share`` as in the module docstring;
+        ``out_channels`` for the processor's ``gemm_half_channels``, 0 if unknown)."""
         self.check_support(processor, op, precision)
         proc = self.processors[processor]
         lib = proc.libraries.get(library) if library else None
-        units = max(1, min(units, proc.units))
+        # a single-threaded kernel uses one unit (and its private caches) whatever it is given
+        units = 1 if op in proc.serial_ops else max(1, min(units, proc.units))
         if proc.batch_padding and batch > proc.batch_padding.above:
             multiple = proc.batch_padding.multiple
             padded = math.ceil(batch / multiple) * multiple
@@ -264,8 +277,8 @@ class CostModel:
         else:
             efficiency = lookup(proc.efficiency, precision, op, pass_)
         mem_efficiency = lookup(proc.memory_efficiency, precision, op, pass_)
-        parallel = proc.parallel_efficiency
-        overhead = proc.dispatch_overhead
+        parallel = proc.parallel(precision)
+        overhead = proc.overhead(op)
         if lib is not None:
             parallel = lib.parallel(precision, parallel)
         if lib is not None and lib.dispatch_overhead is not None:
@@ -273,6 +286,8 @@ class CostModel:
         scale_units = 1.0 + (units - 1) * parallel
         if simd_waste > 0:
             efficiency *= max(1e-6, 1.0 - simd_waste)
+        if op == "conv" and out_channels > 0 and proc.gemm_half_channels > 0:
+            efficiency *= out_channels / (out_channels + proc.gemm_half_channels)
         compute_cycles = flops / (proc.ops_per_cycle[precision] * efficiency * scale_units)
         element = BYTES_PER_ELEMENT[precision]
         strided = read_stride > element and bytes_in > 0
@@ -308,8 +323,9 @@ class CostModel:
             if math.isinf(level.capacity):
                 dram_bytes = served
                 break
-            beyond = (weight_bytes + activations * miss_ratio(activations, level.capacity)
-                      + (accesses - footprint) * miss_ratio(footprint, level.capacity))
+            beyond = weight_bytes + activations * miss_ratio(activations, level.capacity)
+            if not proc.window_reads_on_chip:
+                beyond += (accesses - footprint) * miss_ratio(footprint, level.capacity)
             served = min(served, beyond)
             if strided:
                 sweep = bytes_in * min(1.0, level.line * window / read_stride)
@@ -343,14 +359,15 @@ class CostModel:
                row["bytes_in"], row["bytes_out"], row["weight_bytes"],
                int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")),
                library, float(_get(row, "fixed_s")), float(_get(row, "read_stride")),
-               float(_get(row, "simd_waste")), memory_share)
+               float(_get(row, "simd_waste")), memory_share, int(_get(row, "out_channels")))
         cost = self._memo.get(key)
         if cost is None:
             cost = self._memo[key] = self.cost(
                 processor, units, op=key[2], pass_=key[3], precision=key[4], flops=key[5],
                 bytes_in=key[6], bytes_out=key[7], weight_bytes=key[8], batch=key[9],
                 kernel=key[10], stride=key[11], library=library, fixed_s=key[13],
-                read_stride=key[14], simd_waste=key[15], memory_share=memory_share)
+                read_stride=key[14], simd_waste=key[15], memory_share=memory_share,
+                out_channels=key[17])
         return cost
 
 
