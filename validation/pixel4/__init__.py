@@ -28,7 +28,7 @@ none per model):
 Everything else (peaks, clocks, caches, memory bandwidths) stays at the
 hardware facts. The GPU ``dwconv`` efficiency is not identifiable from
 end-to-end latency (the cost model makes those layers memory-bound on the GPU);
-it is read off the per-operator GPU latencies instead (:func:`gpu_dwconv_from_ops`).
+it is read off the per-operator GPU latencies instead (:func:`fit_gpu_ops`).
 
 Models with grouped convolutions (a ``conv`` row with ``groups > 1``) are left
 out of the CPU fits: TFLite runs them with an unoptimised single-threaded
@@ -72,7 +72,7 @@ from validation.pixel4.fit import (
                    engine_latency,
                    engine_table,
                    error_table,
-                   gpu_dwconv_from_ops,
+                   fit_gpu_ops,
                    summarize,
 )
 from validation.pixel4.params import DERIVED, PARAM_NAMES, PARAMS, Param, apply_params, read_params
@@ -80,5 +80,5 @@ from validation.pixel4.params import DERIVED, PARAM_NAMES, PARAMS, Param, apply_
 __all__ = ["CONFIGS", "DERIVED", "EXTRAS", "PARAMS", "PARAM_NAMES", "SOC", "SOURCE", "TARGETS",
            "TARGET_PCT", "Calibration", "Config", "DataMissing", "FastCase", "Fitter", "Param",
            "apply_params", "check_fast_model", "cross_validate", "data_dir", "engine_latency",
-           "engine_table", "error_table", "gpu_dwconv_from_ops", "load", "read_params",
+           "engine_table", "error_table", "fit_gpu_ops", "load", "read_params",
            "summarize"]
