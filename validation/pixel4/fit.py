@@ -39,17 +39,19 @@ class Fitter:
         from scipy.optimize import least_squares
 
         keys = self.keys(models)
+        derived = self.derived if models is None else fit_gpu_ops(self.cal, self.soc, models)
+        base = self.soc if models is None else apply_params(self.soc, derived)
         measured = np.array([self.cal.measured.at[m, c] for m, c in keys])
         upper = np.array([0.0 if p.bounded else np.inf for p in PARAMS])
         start = np.minimum(np.log([p.start for p in PARAMS]), upper - 1e-6)
 
         def residuals(x: np.ndarray) -> np.ndarray:
-            soc = apply_params(self.soc, dict(zip(PARAM_NAMES, np.exp(x))))
+            soc = apply_params(base, dict(zip(PARAM_NAMES, np.exp(x))))
             return np.log(self.predict(soc, keys) / measured)
 
         result = least_squares(residuals, start, bounds=(np.full(len(PARAMS), -np.inf), upper),
                                diff_step=1e-4)
-        return {**dict(zip(PARAM_NAMES, np.exp(result.x))), **self.derived}
+        return {**dict(zip(PARAM_NAMES, np.exp(result.x))), **derived}
 
     def errors(self, soc: SocSpec, models: list[str] | None = None) -> pd.DataFrame:
         """Signed % error per model (rows) and config (columns), fast model."""
@@ -89,16 +91,18 @@ def cross_validate(cal: Calibration, k: int = 5, seed: int = 0,
     return pd.concat(pooled).loc[cal.models], pd.DataFrame(fits)
 
 
-def fit_gpu_ops(cal: Calibration, soc: SocSpec | None = None) -> dict[str, float]:
+def fit_gpu_ops(cal: Calibration, soc: SocSpec | None = None,
+                models: list[str] | None = None) -> dict[str, float]:
     """The Adreno 640's kernel classes (:data:`GPU_PARAMS`) fitted to the per-op GPU
-    latencies of the calibration set: least squares on log(simulated / measured)
-    over every listed operator, each costed by the cost model alone (top OPP)."""
+    latencies of ``models`` (default: the calibration set): least squares on
+    log(simulated / measured) over every listed operator, each costed by the cost
+    model alone (top OPP)."""
     from scipy.optimize import least_squares
 
     soc = soc or load_soc(SOC)
     gpu = Config("gpu-ops", "", "gpu", 1, "fp32")
     cases, measured = [], []
-    for model in cal.models:
+    for model in cal.models if models is None else models:
         latencies = cal.ops.loc[cal.ops["model"] == model, "pixel4|gpu|float"].to_numpy(float)
         if len(latencies) == len(cal.traces["fp32"][model].table):
             cases.append(FastCase(soc, cal.traces["fp32"][model], gpu))
