@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             _print_summary(f"\nCross-validation ({args.cv} folds, seed 0: each model predicted "
                            f"by a fit on the other folds):", summarize(cv_errors))
             print("\nParameter spread over the splits (min / median / max):")
-            for name in PARAM_NAMES:
+            for name in PARAM_NAMES + [p.name for p in GPU_PARAMS]:
                 col = fits[name]
                 print(f"  {name:18s} {col.min():9.4g} {col.median():9.4g} {col.max():9.4g}")
     configs = TARGETS + (EXTRAS if args.extras else [])
