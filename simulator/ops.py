@@ -97,6 +97,15 @@ OP_KINDS: dict[str, OpKind] = {kind.name: kind for kind in _KINDS}
 CATEGORIES = ("compute", "elementwise", "reduction", "data_movement")
 
 
+def check_op(value: str, *extra: str) -> str:
+    """``value`` if it is an op kind (or one of ``extra``, e.g. a placeholder);
+    ValueError naming the choices otherwise (for schema validators)."""
+    if value not in OP_KINDS and value not in extra:
+        allowed = " or ".join([*(repr(e) for e in extra), "an op kind"])
+        raise ValueError(f"op must be {allowed}; got {value!r}")
+    return value
+
+
 def op_kind(name: str) -> OpKind:
     """Look up an op kind by name (raises ``KeyError`` on a miss)."""
     return OP_KINDS[name]
