@@ -171,3 +171,22 @@ def test_dyno_can_send_the_same_jpeg_as_the_server_only_baseline():
                   iterations=3, in_flight=1, devices=slow_client)
     assert dyno.metrics["split"] == 0
     assert dyno.metrics["uplink_bytes"] == pytest.approx(server.metrics["uplink_bytes"])
+
+
+def test_every_dyno_experiment_states_its_constraints_and_targets():
+    """DynO's default target (onloading) is rarely what an experiment measures: each
+    shipped DynO configuration names its own."""
+    from pathlib import Path
+
+    from simulator.experiment import expand, load_experiment
+
+    folder = Path(__file__).resolve().parents[1] / "experiments" / "dyno"
+    seen = 0
+    for path in sorted(folder.glob("*.yaml")):
+        raw, _ = load_experiment(path)
+        for run in expand(raw, file=str(path)):
+            policy = run.config["policy"]
+            if policy["name"] == "dyno":
+                seen += 1
+                assert policy.get("constraints") and policy.get("targets"), path.name
+    assert seen > 0
