@@ -59,15 +59,16 @@ def _engine_packing_ms(bits: int) -> float:
 
 
 @check("dyno.pack.relu200k.lossless_reduction", reference=refs.LOSSLESS_REDUCTION_PCT,
-       unit="%", tolerance_pct=10.0, source=RELU + ", lossless packing (fitted)", group=GROUP,
+       unit="%", tolerance_pct=refs.LOSSLESS_REDUCTION_TOL_PCT,
+       source=RELU + ", lossless packing (fitted)", group=GROUP,
        status="calibration")  # the ReLU sparsity level
 def _lossless_size() -> float:
     return reduction_pct(reference_tensor(), LOSSLESS)
 
 
 @check("dyno.pack.relu200k.isquant4_reduction", reference=refs.ISQUANT4_REDUCTION_PCT,
-       unit="%", tolerance_pct=5.0, group=GROUP, status="calibration",
-       source=RELU + ", 4-bit ISQuant ('up to 95 %'; fitted jointly)")
+       unit="%", tolerance_pct=refs.ISQUANT4_REDUCTION_TOL_PCT, group=GROUP,
+       status="calibration", source=RELU + ", 4-bit ISQuant ('up to 95 %'; fitted jointly)")
 def _isquant4_size() -> float:
     return reduction_pct(reference_tensor(), 4)
 
@@ -106,7 +107,7 @@ for _bits, _ratio in refs.QUANT_ONLY_RATIO.items():
 
 
 @check("dyno.pack.vgg19_best_ratio", reference=refs.VGG19_MAX_RATIO, unit="x",
-       tolerance_pct=25.0, group=GROUP, status="calibration",
+       tolerance_pct=refs.VGG19_MAX_RATIO_TOL_PCT, group=GROUP, status="calibration",
        source=f"{refs.SOURCE}, whole-pipeline ratios reach 60x (VGG19 ReLU layers; "
               "fitted jointly)")
 def _vgg19_ratio() -> float:

@@ -5,7 +5,7 @@ per-layer activation statistics (:mod:`workloads.packing.activations`). The
 sparsity levels per model are sourced estimates (``profiles.yaml``); three shape
 parameters shared by every model are fitted jointly, by least squares on the log
 of the packed size, to all three packing figures of the notes at once
-(:mod:`validation.dyno.refs`):
+(:mod:`validation.dyno.refs`), each error in units of its check's tolerance:
 
 * ResNet-18's ~200 KB ReLU activation loses 30 % to lossless packing;
 * ... and up to 95 % to 4-bit ISQuant + shuffle + LZ4;
@@ -14,7 +14,7 @@ of the packed size, to all three packing figures of the notes at once
 
 The parameters: ``correlation`` (spatial correlation length, pixels), ``scale_spread``
 (log-sd of the per-channel scale) and ``dead_share`` (share of zeros from dead
-channels), on a grid (``GRID``). The quantisation-only ratios (4-10.6x) do not depend
+channels), on a grid (``GRID``), then on a finer grid around its best point. The quantisation-only ratios (4-10.6x) do not depend
 on them and are predictions.
 
 Times, then, with those sizes: the Jetson Carmel's ``int8`` efficiency of
@@ -103,26 +103,44 @@ def figures(params: dict | None = None) -> dict[str, float]:
 
 
 def misfit(values: dict[str, float]) -> float:
-    """Sum of squared log errors of the packed sizes against the three figures."""
-    return float(
-        np.log((100 - values["lossless_reduction_pct"])
-               / (100 - refs.LOSSLESS_REDUCTION_PCT)) ** 2
-        + np.log((100 - values["isquant4_reduction_pct"])
-                 / (100 - refs.ISQUANT4_REDUCTION_PCT)) ** 2
-        + np.log(values["vgg19_best_ratio"] / refs.VGG19_MAX_RATIO) ** 2)
+    """Sum over the three figures of the squared error, each in units of its check's
+    tolerance (how closely the notes state it)."""
+    pairs = ((values["lossless_reduction_pct"], refs.LOSSLESS_REDUCTION_PCT,
+              refs.LOSSLESS_REDUCTION_TOL_PCT),
+             (values["isquant4_reduction_pct"], refs.ISQUANT4_REDUCTION_PCT,
+              refs.ISQUANT4_REDUCTION_TOL_PCT),
+             (values["vgg19_best_ratio"], refs.VGG19_MAX_RATIO, refs.VGG19_MAX_RATIO_TOL_PCT))
+    return float(sum(((sim / ref - 1) * 100 / tol) ** 2 for sim, ref, tol in pairs))
 
 
-def fit_shape() -> tuple[dict, dict]:
-    """The grid point with the least misfit, and its figures."""
-    best = None
-    for combo in itertools.product(*GRID.values()):
-        params = dict(zip(GRID, combo))
+def _search(grid: dict, best=None):
+    for combo in itertools.product(*grid.values()):
+        params = dict(zip(grid, combo))
         values = figures(params)
         score = misfit(values)
         print(params, {k: round(v, 2) for k, v in values.items()}, round(score, 4),
               flush=True)
         if best is None or score < best[0]:
             best = (score, params, values)
+    return best
+
+
+def _finer(grid: dict, params: dict) -> dict:
+    """Half steps around ``params`` on ``grid``."""
+    out = {}
+    for name, values in grid.items():
+        i = values.index(params[name])
+        lo = (values[i - 1] + values[i]) / 2 if i > 0 else values[i]
+        hi = (values[i] + values[i + 1]) / 2 if i + 1 < len(values) else values[i]
+        out[name] = tuple(sorted({round(lo, 3), values[i], round(hi, 3)}))
+    return out
+
+
+def fit_shape() -> tuple[dict, dict]:
+    """The point with the least misfit (coarse grid, then half steps around its best),
+    and its figures."""
+    best = _search(GRID)
+    best = _search(_finer(GRID, best[1]), best)
     return best[1], best[2]
 
 

@@ -139,10 +139,12 @@ def draw(stats: LayerStats, channels: int, side: int, rng: np.random.Generator,
     x = (np.maximum(x, 0.0) * (scales[:n_sub] * alive[:n_sub])[:, None, None]).astype(
         np.float32)
     hi = float(x.max())
-    if n_sub < channels:  # the rest's maximum: same marginals, drawn without the field
+    if n_sub < channels:  # the rest's maximum: the largest of side^2 standard normals
+        from scipy.special import ndtri  # per channel, drawn exactly by inverting its CDF
+
         rest = channels - n_sub
-        g = rng.standard_normal((rest, side * side))
-        tops = _to_laplace(g.max(axis=1)) + offsets[n_sub:]
+        tail = -np.expm1(np.log(rng.random(rest)) / (side * side))  # P(G > max)
+        tops = _to_laplace(-ndtri(tail)) + offsets[n_sub:]
         tops = np.maximum(tops, 0.0) * scales[n_sub:] * alive[n_sub:]
         hi = max(hi, float(tops.max()))
     return x, 0.0, hi
