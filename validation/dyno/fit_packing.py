@@ -31,7 +31,6 @@ from __future__ import annotations
 import itertools
 from functools import lru_cache
 
-import numpy as np
 from scipy.optimize import brentq
 
 from simulator.hardware.cost import CostModel
