@@ -107,7 +107,7 @@ def _clip(value, width: int):
 def _print_summary(sweep, name: str) -> None:
     import pandas as pd
 
-    from .results import param_columns
+    from .results import param_columns, quantity_columns
     from .runner import RESULT_STATUSES
 
     table = sweep.results
@@ -122,7 +122,8 @@ def _print_summary(sweep, name: str) -> None:
             if column in table.columns:
                 print(f"  {label:<18}{_show(row[column], column)}")
         return
-    columns = ["run", "repeat", *param_columns(table), "status",
+    twins = set(quantity_columns(table).values())  # the text says it: "1.2 GHz"
+    columns = ["run", "repeat", *[c for c in param_columns(table) if c not in twins], "status",
                *[c for c, _ in KEY_METRICS[:4] if c in table.columns]]
     # a terminal table, not a dump: long cells (JSON options, policy mappings) are clipped;
     # results.csv has them whole

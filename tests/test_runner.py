@@ -58,8 +58,12 @@ def test_run_writes_the_contracted_files(tmp_path):
         assert (out / name).is_file(), name
     results = pd.read_csv(out / "results.csv")
     assert len(results) == 8
-    assert list(results.columns[:6]) == ["run", "repeat", "seed", "thermal.initial",
-                                         "policy.cores", "workload.iterations"]
+    # a quantity keeps its text and gets a numeric SI twin right after it
+    assert list(results.columns[:7]) == ["run", "repeat", "seed", "thermal.initial",
+                                         "thermal.initial_c", "policy.cores",
+                                         "workload.iterations"]
+    assert (results["thermal.initial"] == "30 C").all()
+    assert (results["thermal.initial_c"] == 30.0).all()
     assert {"status", "error", *KEY_METRICS} <= set(results.columns)
     assert (results["status"] == "ok").all()
     assert results["seed"].nunique() == 8
@@ -291,3 +295,4 @@ def test_a_bad_trace_file_is_rejected_by_the_preflight(tmp_path):
     with pytest.raises(ConfigError, match="no kernels") as info:
         run_experiment(path, out=tmp_path / "out")
     assert info.value.file.endswith("chain.csv") and not (tmp_path / "out").exists()
+
