@@ -30,6 +30,7 @@ from .experiment import (
     RunSpec,
     apply_overrides,
     check_experiment,
+    check_plots,
     check_runs,
     expand,
     load_experiment,
@@ -115,6 +116,7 @@ def run_experiment(experiment: str | Path | dict, overrides: dict[str, Any] | No
     overrides = dict(overrides or {})
     raw, base, file = _load(experiment, overrides)
     runs = expand(raw, overrides, file)
+    check_plots(raw, runs, file)
     check_runs(runs, base, file)
     out = Path(out) if out is not None else None
     if out is not None:
@@ -258,7 +260,7 @@ class _SweepState:
 
                 spec = check_experiment(self.raw, self.file)
                 files, plot_errors = draw_plots(spec.plots, results, timeseries,
-                                                self.out / "plots")
+                                                self.out / "plots", spec.plot_style)
                 plots = [str(p.relative_to(self.out)) for p in files]
                 for message in plot_errors:
                     log(f"plot skipped: {message}")
