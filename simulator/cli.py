@@ -152,6 +152,7 @@ def cmd_run(args) -> int:
         sweep = run_experiment(args.experiment, overrides=overrides, out=out,
                                workers=args.workers, scheduler_address=args.scheduler_address,
                                resume=args.resume, retry_failed=args.retry_failed,
+                               run_timeout=args.run_timeout,
                                progress=progress, log=None if args.quiet else _stderr,
                                command=["socsim", *sys.argv[1:]])
     except KeyboardInterrupt:
@@ -180,6 +181,8 @@ def _resume_command(args, out: Path) -> str:
         words += ["--set", item]
     if args.scheduler_address:
         words += ["--scheduler-address", args.scheduler_address]
+        if args.run_timeout is not None:
+            words += ["--run-timeout", args.run_timeout.text]
     elif args.workers is not None:
         words += ["--workers", str(args.workers)]
     if args.retry_failed:
@@ -325,6 +328,35 @@ def cmd_import(args) -> int:
 
 # --- parser -----------------------------------------------------------------------------
 
+class _Duration(float):
+    """A ``--run-timeout`` in seconds that remembers how it was written."""
+
+    text: str
+
+
+def _duration(text: str) -> _Duration:
+    from .units import UnitError, parse_quantity
+
+    try:
+        seconds = float(text) if _is_number(text) else parse_quantity(text, "time")
+    except UnitError:
+        raise argparse.ArgumentTypeError(f"expected a time like '10 min' or seconds; "
+                                         f"got {text!r}") from None
+    if not 0 < seconds < 1e9:
+        raise argparse.ArgumentTypeError(f"expected a positive time; got {text!r}")
+    value = _Duration(seconds)
+    value.text = text
+    return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -353,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="local worker processes (default: one per CPU; 1: in-process)")
     run.add_argument("--scheduler-address", metavar="tcp://HOST:PORT",
                      help="run on a Dask cluster instead of local processes")
+    run.add_argument("--run-timeout", type=_duration, default=None, metavar="TIME",
+                     help="with --scheduler-address: give up a run after this wall time "
+                          "(e.g. '10 min'; a bare number is seconds) and record it failed")
     run.add_argument("--resume", action="store_true",
                      help="continue an interrupted output folder: run only missing runs")
     run.add_argument("--retry-failed", action="store_true",
