@@ -3,7 +3,8 @@
 Commands::
 
     socsim run EXPERIMENT.yaml|BUNDLED-NAME [--out DIR] [--set key.path=value ...] [--workers N]
-               [--scheduler-address tcp://host:port] [--resume] [--quiet]
+               [--scheduler-address tcp://host:port [--run-timeout TIME]] [--resume]
+               [--retry-failed] [--quiet]
     socsim plot RESULTS_DIR
     socsim validate [--out DIR] [--group G] [--check PATTERN]
     socsim list socs|policies|models|importers|governors|checks
