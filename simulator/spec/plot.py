@@ -20,6 +20,7 @@ FOLDER_NAME = r"^[A-Za-z0-9_.\-]*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*$"
 PLOT_KINDS = ("bar", "line", "box", "timeseries", "heatmap", "pareto")
 # rcParams a style may not set: they decide how (and whether) files are written,
 # so they would break the byte-identical plots.
+_RC_MAX = 1000.0  # sizes, widths, pads: larger ones only exhaust memory when drawn
 _RC_FORBIDDEN = ("backend", "interactive", "savefig.", "pdf.", "ps.", "svg.", "webagg.")
 
 
@@ -71,9 +72,13 @@ class PlotStyle(Strict):
                 raise ValueError(f"rcParam {key!r} is set by socsim (it decides how files "
                                  f"are written)")
             try:
-                validators[key](setting)
+                checked = validators[key](setting)
             except (ValueError, TypeError) as err:
                 raise ValueError(f"rc {key}: {err}") from None
+            if isinstance(checked, (int, float)) and not isinstance(checked, bool) and not (
+                    abs(checked) <= _RC_MAX):
+                raise ValueError(f"rc {key}: {setting!r} is beyond any figure (at most "
+                                 f"{_RC_MAX:g})")
         return value
 
     def merged(self, other: PlotStyle | None) -> PlotStyle:
@@ -204,10 +209,13 @@ class PlotSpec(Strict):
             raise ValueError("'value_labels' applies to bar, line and heatmap plots")
         if isinstance(self.value_labels, str):
             try:
-                format(1.5, self.value_labels)
+                # a label, not a page: '.100000000f' would build 100 MB strings
+                ok = len(self.value_labels) <= 20 and len(format(1.5, self.value_labels)) <= 40
             except ValueError:
-                raise ValueError(f"'value_labels' must be true or a format spec like '.2f'; "
-                                 f"got {self.value_labels!r}") from None
+                ok = False
+            if not ok:
+                raise ValueError(f"'value_labels' must be true or a short format spec like "
+                                 f"'.2f'; got {self.value_labels!r}")
 
     def ys(self) -> list[str]:
         """``y`` as a list."""
