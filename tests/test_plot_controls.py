@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
+from simulator.errors import ConfigError
 from simulator.plots import draw_plots
 from simulator.plots.frame import prepare
 from simulator.plots.kinds import DRAWERS
@@ -106,6 +107,17 @@ def test_categorical_quantities_are_in_value_order_with_their_text(results):
     assert ctx.x_labels == ["500 MHz", "800 MHz", "1.2 GHz", "2 GHz"]
     _, twin = draw({"kind": "bar", "x": "dvfs.frequency_hz", "y": "latency_s"}, results)
     assert twin.x_labels == ["500 MHz", "800 MHz", "1.2 GHz", "2 GHz"]
+
+
+def test_where_matches_a_quantity_by_value(results):
+    for where in ({"dvfs.frequency": "1200 MHz"}, {"dvfs.frequency": "1.2 GHz"},
+                  {"dvfs.frequency_hz": 1.2e9}, {"dvfs.frequency_hz": "1.2 GHz"}):
+        _, ctx = draw({"kind": "bar", "x": "dvfs.frequency", "y": "latency_s",
+                       "where": where}, results)
+        assert ctx.x_labels == ["1.2 GHz"], where
+    with pytest.raises(ConfigError, match="matched none"):  # seconds are not hertz
+        draw({"kind": "bar", "x": "dvfs.frequency", "y": "latency_s",
+              "where": {"dvfs.frequency_hz": "1.2 s"}}, results)
 
 
 # --- orders ---------------------------------------------------------------------------

@@ -45,16 +45,47 @@ def require(frame: pd.DataFrame, column: str | None, where: str, what: str = "re
 
 
 def apply_where(frame: pd.DataFrame, where: dict[str, Any], path: str) -> pd.DataFrame:
-    """Keep rows whose column equals the value (or is one of a list of values)."""
+    """Keep rows whose column equals the value (or is one of a list of values).
+
+    A quantity matches by value: ``1200 MHz`` keeps the ``1.2 GHz`` rows of a text
+    column, and ``1.2 GHz`` or ``1.2e9`` those of its numeric twin.
+    """
     for column, wanted in where.items():
         require(frame, column, f"{path}.where.{column}")
         values = wanted if isinstance(wanted, list) else [wanted]
         as_text = frame[column].astype(str)
-        frame = frame[frame[column].isin(values) | as_text.isin([str(v) for v in values])]
+        keep = frame[column].isin(values) | as_text.isin([str(v) for v in values])
+        keep |= _same_quantity(frame[column], values)
+        frame = frame[keep]
     if frame.empty:
         raise ConfigError("no rows left to plot (all runs failed or 'where' matched none)",
                           path=path)
     return frame
+
+
+def _same_quantity(column: pd.Series, values: list[Any]) -> pd.Series:
+    """Rows whose quantity equals one of ``values`` (within 1e-9 relative)."""
+    found = si_values(column)
+    if found is not None:
+        suffix, numbers = found
+    elif is_numeric(column):
+        suffix, numbers = None, column.astype(float)
+    else:
+        return pd.Series(False, index=column.index)
+    targets = []
+    for value in values:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            targets.append(float(value))
+        elif isinstance(value, str):
+            reading = infer_quantities([value])
+            # a text column of that dimension, or a numeric one named for its unit
+            if reading is not None and (reading[0] == suffix or (
+                    suffix is None and str(column.name).endswith(f"_{reading[0]}"))):
+                targets.append(reading[1][0])
+    keep = pd.Series(False, index=column.index)
+    for target in targets:
+        keep |= np.isclose(numbers.to_numpy(dtype=float), target, rtol=1e-9, atol=0.0)
+    return keep
 
 
 def ordered(values: Iterable[Any]) -> list[Any]:
