@@ -19,7 +19,8 @@ from policies.mandheling.rescaling import (
     rescale_schedule,
 )
 from policies.mandheling.rows import Rewrite
-from policies.mandheling.subgraph_reuse import prepared_in, residency
+from policies.mandheling.subgraph_reuse import find_subgraphs, prepared_in, residency
+from policies.mandheling.weights import weight_copies
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
 from validation.micro import conv_row
@@ -165,3 +166,76 @@ def test_a_split_rescaling_site_is_skipped_whole_and_its_static_version_writes_a
     static_bytes = sum(by_id[i]["bytes_out"] for i in group.static)
     assert static_bytes == pytest.approx(sum(by_id[i]["bytes_out"] for i in group.shift))
     assert set(group.static) <= set(by_id[3]["deps"])
+
+
+# -- review fixes: preparation per operator, the Shift's INT32 input, weight copies -------
+
+def test_a_split_operator_is_prepared_once_and_holds_its_weights_once():
+    rows = [kernel(0, "", op="conv", batch=8, nbytes=8e4, weight_bytes=1e4),
+            kernel(1, "0", op="relu", batch=8, nbytes=8e4)]
+    for row in rows:
+        row["precision"] = "int8"
+    rewrite = Rewrite(make_trace(rows))
+    target = {r["id"]: "dsp" for r in rewrite.records}
+    part_ids = Mandheling._split(rewrite, {0: 4}, [], target)
+    origin = {p: kid for kid, ids in part_ids.items() for p in ids}
+    (sub,) = find_subgraphs(rewrite, target, set(), origin=origin)
+    assert len(sub.kernels) == 5 and sub.operators == 2  # conv (4 parts) + relu
+    assert sub.memory == pytest.approx(8e4 + 1e4 + 8e4 + 8e4)  # input, weights, outputs
+
+
+def test_a_shift_that_reads_the_int32_tensor_still_forms_a_rescale_group():
+    rewrite = _rescale_site()
+    rewrite.by_id()[2]["deps"] = (1, 0)  # reduce_max's scalar and the conv's INT32 output
+    (group,) = find_groups(rewrite)
+    assert (group.compute, group.reduce_max, group.shift) == ([0], [1], [2])
+
+
+def test_a_weight_gradient_rescale_is_not_split_by_batch():
+    for op in ("reduce_max", "shift"):
+        row = kernel(0, "", op=op, batch=64)
+        row["pass"] = "bwd_weight"
+        assert not splittable(row)
+    conv = kernel(0, "", op="conv", batch=64)
+    conv["pass"] = "bwd_weight"
+    assert splittable(conv)
+
+
+def _layer_step(update_on: str) -> tuple[Rewrite, dict]:
+    rows = [kernel(0, "", op="conv", weight_bytes=1e4, layer="c"),
+            kernel(1, "0", op="sgd_update", nbytes=1e4, weight_bytes=1e4, layer="c")]
+    rows[1]["pass"] = "update"
+    rewrite = Rewrite(make_trace(rows))
+    return rewrite, {0: "dsp", 1: update_on}
+
+
+def test_weights_updated_on_the_cpu_are_copied_back_to_the_dsp_that_reads_them():
+    rewrite, target = _layer_step("cpu")
+    (copy,) = weight_copies(rewrite, target)
+    record = rewrite.by_id()[copy]
+    # the copy waits for the update: the engine moves the updated weights over the link
+    assert target[copy] == "dsp" and record["deps"] == (1,)
+    rewrite, target = _layer_step("dsp")
+    assert weight_copies(rewrite, target) == []  # updated where they are read
+
+
+def test_mandheling_charges_the_weight_copies_on_the_offload_channel(mandheling_copies):
+    kernels, transfers = mandheling_copies
+    copies = kernels[kernels["label"].str.contains("weights_to_dsp")]
+    assert len(copies) > 0
+    moved = transfers[transfers["label"].str.contains(r"\.update")]
+    assert moved["bytes"].sum() > 0
+
+
+@pytest.fixture(scope="module")
+def mandheling_copies():
+    from simulator.engine.simulation import simulate
+    from simulator.spec.experiment import ExperimentSpec
+    exp = ExperimentSpec.model_validate({
+        "name": "copies", "soc": "snapdragon865",
+        "workload": {"model": "vgg11", "mode": "training", "batch": 16, "input_size": 32,
+                     "num_classes": 10, "options": {"batch_norm": False}, "iterations": 1},
+        "policy": {"name": "mandheling"}, "dvfs": {"governor": "performance"},
+        "outputs": {"timeline": False, "kernels": True, "timeseries": False}})
+    result = simulate(exp)
+    return result.kernels, result.transfers

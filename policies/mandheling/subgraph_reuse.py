@@ -46,22 +46,43 @@ class Subgraph:
 
 
 def find_subgraphs(rewrite: Rewrite, target: dict[int, str], alternatives: set[int],
-                   dsp: str = "dsp") -> list[Subgraph]:
-    """Maximal runs of consecutive ``dsp`` kernels in the records' order."""
+                   dsp: str = "dsp", origin: dict[int, int] | None = None) -> list[Subgraph]:
+    """Maximal runs of consecutive ``dsp`` kernels in the records' order.
+
+    Args:
+        origin: micro-batch kernel id -> the operator it is a part of (batch
+            splitting): the parts of one operator are one operator of the graph
+            (prepared once, its weights held once; a weight gradient, which
+            every part writes whole, held once).
+    """
+    origin = origin or {}
+    parts: dict[int, int] = {}
+    for operator in origin.values():
+        parts[operator] = parts.get(operator, 0) + 1
     out: list[Subgraph] = []
     current: Subgraph | None = None
+    seen: set[int] = set()
     for record in rewrite.records:
         if target[record["id"]] != dsp:
             current = None
             continue
         if current is None:
             current = Subgraph()
-            current.memory = float(record["bytes_in"])
+            # its input, whole (a split first operator's part reads a share)
+            share = parts.get(origin.get(record["id"], record["id"]), 1)
+            current.memory = float(record["bytes_in"]) * share
             out.append(current)
         current.kernels.append(record["id"])
-        if record["id"] not in alternatives:
+        if record["id"] in alternatives:
+            continue
+        operator = origin.get(record["id"], record["id"])
+        first = operator not in seen
+        seen.add(operator)
+        if first:
             current.operators += 1
-            current.memory += float(record["bytes_out"] + record["weight_bytes"])
+            current.memory += float(record["weight_bytes"])
+        if first or record["pass"] != "bwd_weight":
+            current.memory += float(record["bytes_out"])
     return out
 
 
