@@ -19,7 +19,13 @@ from policies.mandheling.rescaling import (
     rescale_schedule,
 )
 from policies.mandheling.rows import Rewrite
-from policies.mandheling.subgraph_reuse import find_subgraphs, prepared_in, residency
+from policies.mandheling.subgraph_reuse import (
+    add_calls,
+    add_preparation,
+    find_subgraphs,
+    prepared_in,
+    residency,
+)
 from policies.mandheling.weights import weight_copies
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
@@ -239,3 +245,38 @@ def mandheling_copies():
         "outputs": {"timeline": False, "kernels": True, "timeseries": False}})
     result = simulate(exp)
     return result.kernels, result.transfers
+
+
+# -- graph preparation per operator and per subgraph; one FastRPC call per subgraph ----
+
+def _two_subgraphs() -> tuple[Rewrite, dict, list]:
+    """dsp, dsp | cpu | dsp: two subgraphs of 2 and 1 operators."""
+    rows = [kernel(i, str(i - 1) if i else "", op="relu", precision="int8") for i in range(4)]
+    rewrite = Rewrite(make_trace(rows))
+    target = {0: "dsp", 1: "dsp", 2: "cpu", 3: "dsp"}
+    return rewrite, target, find_subgraphs(rewrite, target, set())
+
+
+def test_preparation_costs_per_operator_and_per_subgraph():
+    rewrite, target, subgraphs = _two_subgraphs()
+    add_preparation(rewrite, subgraphs, target, setup=1e-3, per_subgraph=2e-3)
+    prepares = [r for r in rewrite.records if r["name"].endswith(".prepare")]
+    assert [r["fixed_s"] for r in prepares] == pytest.approx([4e-3, 3e-3])
+
+
+def test_each_subgraph_run_is_one_fastrpc_call_before_its_first_node():
+    rewrite, target, subgraphs = _two_subgraphs()
+    add_calls(rewrite, subgraphs, target, call=0.4e-3)
+    calls = [r for r in rewrite.records if r["name"].endswith(".call")]
+    assert len(calls) == 2 and all(target[c["id"]] == "dsp" for c in calls)
+    by_id = rewrite.by_id()
+    assert calls[0]["id"] in by_id[0]["deps"] and calls[1]["id"] in by_id[3]["deps"]
+    assert calls[1]["deps"] == (2,)  # waits for what the subgraph waited for
+    assert not any(c["id"] in by_id[1]["deps"] for c in calls)  # inner nodes: no call
+
+
+def test_the_dsp_library_separates_graph_operator_and_node_costs():
+    soc = load_soc("snapdragon865")
+    lib = soc.dsp.libraries["mnn"]
+    assert lib.subgraph_setup and lib.subgraph_setup > lib.graph_setup
+    assert lib.dispatch_overhead < soc.dsp.dispatch_overhead  # node step < FastRPC call

@@ -45,7 +45,13 @@ from .rescaling import (
     rescale_schedule,
 )
 from .rows import Rewrite, assemble
-from .subgraph_reuse import add_preparation, find_subgraphs, prepared_in, residency
+from .subgraph_reuse import (
+    add_calls,
+    add_preparation,
+    find_subgraphs,
+    prepared_in,
+    residency,
+)
 from .weights import weight_copies
 from .workload import integer_trace
 
@@ -123,7 +129,11 @@ class Mandheling(Policy):
         subgraphs = find_subgraphs(rewrite, target, alternatives, origin=origin)
         library = dsp.libraries.get(self.library)
         setup = library.graph_setup if library is not None and library.graph_setup else 0.0
-        add_preparation(rewrite, subgraphs, target, setup)
+        per_graph = (library.subgraph_setup or 0.0) if library is not None else 0.0
+        add_preparation(rewrite, subgraphs, target, setup, per_subgraph=per_graph)
+        node = library.dispatch_overhead if library is not None else None
+        if node is not None:  # a subgraph is one FastRPC call; its nodes pay a step each
+            add_calls(rewrite, subgraphs, target, max(0.0, dsp.dispatch_overhead - node))
         if self.parallel:
             per_processor_order(rewrite, target)
         else:
@@ -141,7 +151,7 @@ class Mandheling(Policy):
             "cpu_kernels": float(sum(p.processor != DSP for p in placements)),
             "dsp_subgraphs": float(len(subgraphs)),
             "split_operators": float(len(splits)),
-            "graph_prepare_s": float(setup * sum(s.operators for s in subgraphs)),
+            "graph_prepare_s": float(sum(setup * s.operators + per_graph for s in subgraphs)),
             "rescale_fraction": skip.rescale_fraction,
         }
         return Plan(placements, trace=trace, skip=skip)
