@@ -169,3 +169,23 @@ def test_the_other_mandheling_phones_reuse_the_sd888_and_sd865_fits():
             sd888.gpu.libraries["mnn"].dispatch_overhead
     for name in ("snapdragon888", "snapdragon750g"):
         assert simulator.load_soc(name).dsp.libraries == sd865.dsp.libraries, name
+
+
+def test_every_weighted_layer_rescales_in_all_three_passes_and_once_per_gradient(
+        mandheling_runs):
+    full, none = mandheling_runs
+    label = none.kernels["label"].str.replace(r"^[^:]*:|\[.*$", "", regex=True)
+    sites = set(label[label.str.endswith(".shift")].str.replace(r"(\.mb\d+)?\.shift$", "",
+                                                                 regex=True))
+    layers = {s.rsplit(".", 1)[0] for s in sites}
+    assert len(layers) == 9  # VGG-11: 8 convs and the classifier
+    for layer in layers:
+        passes = {p for p in ("fwd", "bwd_data", "bwd_weight") if f"{layer}.{p}" in sites}
+        # the first layer has no error gradient to propagate
+        assert passes == ({"fwd", "bwd_weight"} if layer == "block1.conv1"
+                          else {"fwd", "bwd_data", "bwd_weight"}), layer
+    # a weight gradient's ReduceMax and Shift work on the whole (weight-sized) gradient:
+    # batch splitting never cuts them into micro-batches
+    for run in (full, none):
+        assert not run.kernels["label"].str.contains(
+            r"bwd_weight\.(?:reduce_max|shift)\.mb\d").any()
