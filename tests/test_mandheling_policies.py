@@ -189,3 +189,14 @@ def test_every_weighted_layer_rescales_in_all_three_passes_and_once_per_gradient
     for run in (full, none):
         assert not run.kernels["label"].str.contains(
             r"bwd_weight\.(?:reduce_max|shift)\.mb\d").any()
+
+
+def test_mnn_gpu_trains_mnns_own_operators_each_a_synchronised_kernel():
+    workload = {"model": "lenet5", "mode": "training", "batch": 4}
+    gpu = _run("snapdragon888", {"name": "mnn-gpu"}, workload)
+    cpu = _run("snapdragon888", {"name": "mnn-fp32", "cpu": "big1"}, workload)
+    labels = gpu.kernels["label"].str.replace(r"^[^:]*:|\[.*$", "", regex=True)
+    # MNN's decomposed operators (weight repacking, the cross-entropy ops, SGD passes)
+    assert labels.str.contains("weight_repack").any()
+    assert set(gpu.kernels["processor"]) == {"gpu"}
+    assert len(gpu.kernels) == len(cpu.kernels)  # the same graph as MNN's CPU backend
