@@ -280,3 +280,19 @@ def test_the_dsp_library_separates_graph_operator_and_node_costs():
     lib = soc.dsp.libraries["mnn"]
     assert lib.subgraph_setup and lib.subgraph_setup > lib.graph_setup
     assert lib.dispatch_overhead < soc.dsp.dispatch_overhead  # node step < FastRPC call
+
+
+@pytest.mark.parametrize("soc_name", ["snapdragon865", "snapdragon888", "snapdragon750g"])
+def test_the_500_mhz_dsp_runs_at_its_dies_low_voltage_corner(soc_name):
+    soc = load_soc(soc_name)
+    (opp,) = soc.dsp.opps
+
+    def volts(opps, hz):  # linear interpolation in a processor's own OPP table
+        return float(np.interp(hz, [o.frequency for o in opps], [o.voltage for o in opps]))
+
+    little = next(p for name, p in soc.processors().items()
+                  if name in ("cpu.silver", "cpu.little"))
+    bounds = sorted((volts(little.opps, opp.frequency), volts(soc.gpu.opps, opp.frequency)))
+    # a DSP "designed for low-power scenarios" at a quarter of the CPU's clock is
+    # no higher on the same die's voltage-frequency curve than its other blocks
+    assert bounds[0] - 0.01 <= opp.voltage <= bounds[1] + 0.01
