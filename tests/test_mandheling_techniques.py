@@ -296,3 +296,15 @@ def test_the_500_mhz_dsp_runs_at_its_dies_low_voltage_corner(soc_name):
     # a DSP "designed for low-power scenarios" at a quarter of the CPU's clock is
     # no higher on the same die's voltage-frequency curve than its other blocks
     assert bounds[0] - 0.01 <= opp.voltage <= bounds[1] + 0.01
+
+
+def test_weight_copies_are_transfers_not_graph_operators(mandheling_copies):
+    kernels, _ = mandheling_copies
+    labels = kernels["label"]
+    assert labels.str.contains("weights_to_dsp").any()
+    # every subgraph call precedes a graph node, never a weight copy
+    on_dsp = kernels[kernels["processor"] == "dsp"]
+    order = on_dsp.sort_values(["iteration", "start_s"])["label"].tolist()
+    for i, label in enumerate(order[:-1]):
+        if label.endswith(".call"):
+            assert "weights_to" not in order[i + 1]

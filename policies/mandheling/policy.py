@@ -125,7 +125,6 @@ class Mandheling(Policy):
         if groups:
             add_static_alternatives(rewrite, groups, target)
             alternatives = {i for group in groups for i in group.static}
-        weight_copies(rewrite, target)
         subgraphs = find_subgraphs(rewrite, target, alternatives, origin=origin)
         library = dsp.libraries.get(self.library)
         setup = library.graph_setup if library is not None and library.graph_setup else 0.0
@@ -134,6 +133,8 @@ class Mandheling(Policy):
         node = library.dispatch_overhead if library is not None else None
         if node is not None:  # a subgraph is one FastRPC call; its nodes pay a step each
             add_calls(rewrite, subgraphs, target, max(0.0, dsp.dispatch_overhead - node))
+        # after the subgraphs: a weight copy is a buffer transfer, not a graph operator
+        weight_copies(rewrite, target)
         if self.parallel:
             per_processor_order(rewrite, target)
         else:
