@@ -23,11 +23,10 @@ from __future__ import annotations
 from simulator.errors import ConfigError, OutOfMemory
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 from simulator.trace import Trace
+from workloads.frameworks import apply_framework
 
 from ..split import serialize, split_across
 from .cpu import CpuConfig, CpuFreq, pin_frequency, thread_pool
-from workloads.frameworks import apply_framework
-
 from .workload import fp32_trace, integer_trace, peak_memory
 
 TRAINING = {"model": "lenet5", "mode": "training", "batch": 4}
