@@ -8,6 +8,7 @@ registry imports this package through the ``socsim.policies`` entry point
 
 from policies import heft, manual, single  # noqa: F401
 from policies.cappuccino import baselines as _cappuccino_baselines  # noqa: F401
+from policies.cappuccino import cnndroid as _cnndroid  # noqa: F401
 from policies.cappuccino import policy as _cappuccino  # noqa: F401
 from policies.dyno import policies as _dyno  # noqa: F401
 from policies.flexdnn import policy as _flexdnn  # noqa: F401

@@ -202,11 +202,12 @@ class PolicyContext:
         return {channel.name: channel for channel in self.system.links.values()}
 
     def transfer_time(self, job: Job, src: str, dst: str, nbytes: float) -> float:
-        """Estimated seconds to move ``nbytes`` from processor ``src`` to ``dst`` (idle channels)."""
+        """Estimated seconds to move ``nbytes`` from processor ``src`` to ``dst`` (idle
+        channels and ports)."""
         total = 0.0
         for channel in self.route(src, dst, job.device):
-            total += (channel.switch + channel.latency_at(0.0)
-                      + nbytes / channel.bandwidth.at(0.0))
+            total += (channel.switch + channel.latency_at(0.0) + nbytes
+                      / min(channel.bandwidth.at(0.0), channel.port_bandwidth()))
         return total
 
     # -- records ----------------------------------------------------------------

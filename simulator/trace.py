@@ -22,7 +22,10 @@ out_w, kernel, stride, groups, layer, model`` and ``fixed_s`` (seconds of
 processor-independent work added to the kernel, e.g. a runtime preparing a
 compute graph; 0 when absent), ``read_stride`` (bytes between consecutive input
 reads in the producer's layout: an access-order mismatch; 0 = sequential) and
-``simd_waste`` (fraction of vector lanes without useful work; 0 = none); see
+``simd_waste`` (fraction of vector lanes without useful work; 0 = none) and
+``spill`` (fraction of the kernel's activation bytes, input read plus output
+written, that live in off-chip memory between operators; 0 = they stay in the
+on-chip levels that hold them); see
 :mod:`simulator.hardware.cost`. A trace is a DAG; rows may come
 in any order but ids in ``deps`` must exist and must not form a cycle.
 """
@@ -44,7 +47,7 @@ REQUIRED_COLUMNS = ("id", "name", "op", "pass", "precision", "flops", "bytes_in"
 SHAPE_COLUMNS = ("batch", "in_channels", "out_channels", "in_h", "in_w", "out_h", "out_w",
                  "kernel", "stride", "groups")
 TEXT_COLUMNS = ("layer", "model")
-OPTIONAL_NUMERIC_COLUMNS = ("fixed_s", "read_stride", "simd_waste")
+OPTIONAL_NUMERIC_COLUMNS = ("fixed_s", "read_stride", "simd_waste", "spill")
 NUMERIC_COLUMNS = ("flops", "bytes_in", "bytes_out", "weight_bytes")
 # Upper bounds of one kernel's values, far beyond any real kernel: larger values
 # are typos or junk that would make the run last years of simulated time (and
@@ -53,7 +56,7 @@ MAX_FLOPS = 1e15  # a ResNet-50 training step is ~1e10 per layer
 MAX_BYTES = 1e12  # 1 TB, more than any device's memory
 MAX_VALUE = {"id": 2**53, "flops": MAX_FLOPS, "bytes_in": MAX_BYTES, "bytes_out": MAX_BYTES,
              "weight_bytes": MAX_BYTES, "fixed_s": 3600.0, "read_stride": MAX_BYTES,
-             "simd_waste": 1.0}
+             "simd_waste": 1.0, "spill": 1.0}
 MAX_SHAPE = 2**31 - 1  # batch, channels, sizes: int32 like the frameworks'
 BYTES_PER_ELEMENT = {"fp32": 4, "fp16": 2, "int8": 1}
 

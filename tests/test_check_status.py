@@ -36,9 +36,14 @@ def test_every_registered_check_has_a_valid_status():
             assert c.reason.strip(), c.name
 
 
-def test_the_exceptions_are_the_documented_table7_cells():
+# NestDNN's VS traffic row contradicts VS's own sizes (issue 18; validation/nestdnn/checks.py).
+NESTDNN_EXCEPTIONS = {f"nestdnn.size.VS.{field}" for field in (
+    "upgrade_in", "independent_upgrade_in", "independent_upgrade_out")}
+
+
+def test_the_exceptions_are_the_documented_cells():
     assert {n for n in CHECKS.names() if CHECKS.get(n).status == "exception"} == \
-        TABLE7_EXCEPTIONS
+        TABLE7_EXCEPTIONS | NESTDNN_EXCEPTIONS
 
 
 @pytest.mark.parametrize("status,reason,message", [

@@ -98,3 +98,56 @@ def test_exit_costs_from_kernel_costs(vgg):
     costs = exit_costs(structure, vgg.table["flops"].tolist())
     assert 0 < costs.depth(0) < costs.depth(12) < 1
     assert costs.total + sum(costs.head.values()) == pytest.approx(vgg.total_flops)
+
+
+@pytest.mark.parametrize("base, blocks", [("mobilenet_v1", 13), ("mobilenet_v2", 17)])
+def test_mobilenet_backbones_get_an_exit_after_each_block(base, blocks):
+    # Before: early_exit passed stem= to every backbone and MobileNet raised a TypeError.
+    trace = generate_trace("early_exit", base=base, input_size=64, num_classes=10)
+    structure = exit_structure(trace)
+    assert structure.exits == list(range(blocks))
+    plain = generate_trace(base, input_size=64, num_classes=10)
+    backbone = trace.table.iloc[list(structure.backbone)]
+    assert backbone["flops"].sum() == pytest.approx(plain.total_flops)
+
+
+def test_a_stem_for_a_backbone_without_one_is_a_config_error():
+    with pytest.raises(ConfigError, match="stem"):
+        generate_trace("early_exit", base="mobilenet_v1", stem="cifar")
+    with pytest.raises(ConfigError, match="heads"):
+        generate_trace("early_exit", base="mobilenet_v1", heads=["nope"])
+
+
+def test_several_exit_designs_per_position_and_their_costs():
+    from workloads.early_exit.plan import positions
+
+    designs = ["pool", "conv32", "conv2x64"]
+    trace = generate_trace("early_exit", base="mobilenet_v1", input_size=64, num_classes=10,
+                           heads=designs)
+    structure = exit_structure(trace)
+    groups = positions(structure)
+    assert len(groups) == 13 and all(len(g) == 3 for g in groups)
+    costs = exit_costs(structure, trace.table["flops"].tolist())
+    for pool, conv32, conv2x64 in groups:
+        assert costs.head[pool] < costs.head[conv32] < costs.head[conv2x64]
+        assert costs.prefix[pool] == costs.prefix[conv32] == costs.prefix[conv2x64]
+
+
+def test_design_search_weighs_what_a_branch_recognises_against_what_it_costs():
+    from workloads.early_exit.plan import choose_designs
+
+    costs = ExitCosts(prefix={0: 10.0, 1: 10.0}, head={0: 1.0, 1: 4.0}, total=100.0)
+    difficulty = np.linspace(0.0, 1.0, 1000, endpoint=False)
+    # equally capable: the cheap design wins; a costlier one must recognise enough more
+    assert choose_designs(costs, {0: 0.2, 1: 0.2}, difficulty, [[0, 1]]) == [0]
+    assert choose_designs(costs, {0: 0.05, 1: 0.5}, difficulty, [[0, 1]]) == [1]
+
+
+def test_branchynet_exits_end_the_backbones_resolution_stages():
+    from workloads.early_exit.plan import positions, stage_ends
+
+    trace = generate_trace("early_exit", base="mobilenet_v1", input_size=224, num_classes=10)
+    structure = exit_structure(trace)
+    ends = stage_ends(structure, trace.table["out_h"].tolist(), positions(structure))
+    # MobileNetV1 halves the map in blocks 2, 4, 6 and 12: stages end after 1, 3, 5, 11
+    assert ends == [0, 2, 4, 10]

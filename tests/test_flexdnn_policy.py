@@ -81,3 +81,31 @@ def test_deterministic_under_a_seed(plans):
 def test_bad_parameters_are_config_errors(policy, message):
     with pytest.raises(ConfigError, match=message):
         run(policy, frames=2)
+
+
+@pytest.fixture(scope="module")
+def mobilenet():
+    work = {"input_size": 64, "options": {"base": "mobilenet_v1",
+                                          "heads": ["conv32", "pool", "conv64"]}}
+    return {exits: run({"exits": exits, "head_efficacy": 0.5}, **work)
+            for exits in ("none", "branchynet", "greedy")}
+
+
+def test_flexdnn_on_mobilenet_against_one_size_and_branchynet(mobilenet):
+    none, branchy, flex = (mobilenet[k].metrics for k in ("none", "branchynet", "greedy"))
+    assert branchy["exits_inserted"] == 4  # one per resolution stage but the last
+    assert flex["accuracy_pct"] == branchy["accuracy_pct"] == none["accuracy_pct"]
+    assert flex["compute_per_frame_s"] < none["compute_per_frame_s"]
+    assert flex["compute_per_frame_s"] <= branchy["compute_per_frame_s"] + 1e-12
+    assert flex["energy_per_frame_j"] < none["energy_per_frame_j"]
+
+
+def test_head_efficacy_zero_makes_the_cheapest_design_win():
+    work = {"input_size": 64, "options": {"base": "mobilenet_v1",
+                                          "heads": ["conv32", "pool"]}}
+    result = run({"exits": "all", "head_efficacy": 0.0}, frames=5, **work)
+    # exits 2p + 1 are the pool heads: "all" keeps one design per position, the pool
+    assert result.metrics["exits_inserted"] == 13
+    strong = run({"exits": "all", "head_efficacy": 0.0}, frames=5, input_size=64,
+                 options={"base": "mobilenet_v1"})
+    assert result.metrics["compute_per_frame_s"] < strong.metrics["compute_per_frame_s"]

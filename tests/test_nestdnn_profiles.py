@@ -110,3 +110,52 @@ def test_the_multicapacity_zoo_model_builds_any_descendant():
     assert seed.total_flops < largest.total_flops
     with pytest.raises(ConfigError, match="'app'"):
         generate_trace("multicapacity", app="XX")
+
+
+def test_the_baseline_is_its_own_curve_of_independently_compressed_models(profiles):
+    # Before: the baseline was the knee descendant of the same curve, so the largest
+    # descendant could gain only what the curve gives above its own knee.
+    for app in profiles.values():
+        assert len(app.baseline_models) == len(app.descendants)
+        knee = app.baseline_knee()
+        same_size = app.descendants[knee]
+        # baseline models are no more accurate than descendants of equal size (ratio 1.5)
+        for base, desc in zip(app.baseline_models, app.descendants):
+            assert base.memory == desc.memory
+            assert base.accuracy <= desc.accuracy + 1e-12
+        assert app.baseline_accuracy() == app.baseline_models[knee].accuracy
+        if same_size.capacity < 1.0:
+            assert app.baseline_accuracy() < same_size.accuracy
+
+
+def test_measured_baseline_models_replace_the_assumed_curve(tmp_path):
+    entry = {"model": "vgg16", "options": {"input_size": 32, "num_classes": 10},
+             "width": 0.25, "top_accuracy": 0.9, "max_drop": 0.1,
+             "descendants": [{"capacity": 0.5}, {"capacity": 1.0}],
+             "baseline": {"models": [{"capacity": 0.3, "accuracy": 0.7},
+                                     {"capacity": 0.6, "accuracy": 0.85},
+                                     {"capacity": 1.0, "accuracy": 0.88}]}}
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"name": "mine", "apps": {"X": entry}}))
+    app = load_profiles(path)["X"]
+    assert [m.accuracy for m in app.baseline_models] == [0.7, 0.85, 0.88]
+    assert app.baseline_knee() == 1  # the knee of its own curve
+    assert app.baseline_accuracy() == 0.85
+    assert app.as_baseline().descendants == app.baseline_models
+
+
+def test_a_baseline_curve_scale_of_one_or_more_is_a_config_error(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"name": "bad", "baseline_drop_ratio": 20.0, "apps": {"X": {
+        "model": "vgg16", "top_accuracy": 0.9, "max_drop": 0.1,
+        "descendants": [{"capacity": 0.5}, {"capacity": 1.0}]}}}))
+    with pytest.raises(ConfigError, match=r"bad.yaml: apps.X.baseline: .*max_drop"):
+        load_profiles(path)
+
+
+def test_the_fastest_latency_goal_is_each_apps_fastest_descendant(profiles):
+    soc = simulator.load_soc("snapdragon835")
+    timed = profile_latencies({"VS": profiles["VS"], "RP": profiles["RP"]}, soc, "cpu.big")
+    for app in timed.values():
+        assert app.max_latency == min(d.latency for d in app.descendants)
+    assert timed["VS"].max_latency < timed["RP"].max_latency  # a goal per app

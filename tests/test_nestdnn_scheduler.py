@@ -108,3 +108,19 @@ def test_bad_arguments_are_config_errors():
 
 def test_allocation_share():
     assert Allocation(units={"a": 25}, total_units=100).share("a") == 0.25
+
+
+def test_relative_latency_cost_counts_each_app_on_its_own_scale():
+    # In seconds, a slow app's excess dwarfs a fast one's and the greedy feeds it;
+    # in units of each app's goal, equal relative slowdowns cost the same.
+    fast = Demand("fast", app("f").options, 0.90, max_latency=0.02, latency_unit=0.02)
+    slow = Demand("slow", tuple(Option(o.accuracy, 10 * o.latency, o.memory)
+                                for o in fast.options), 0.90, max_latency=0.2,
+                  latency_unit=0.2)
+    assert cost(fast.options[0], 0.5, fast, 1.0) == pytest.approx(
+        cost(slow.options[0], 0.5, slow, 1.0))
+    seconds = [Demand(d.name, d.options, d.min_accuracy, d.max_latency) for d in (fast, slow)]
+    in_seconds = allocate(seconds, alpha=1.0)
+    relative = allocate([fast, slow], alpha=1.0)
+    assert in_seconds.units["slow"] > 2 * in_seconds.units["fast"]
+    assert abs(relative.units["slow"] - relative.units["fast"]) <= 2

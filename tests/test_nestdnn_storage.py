@@ -91,3 +91,24 @@ def test_storage_is_optional_and_validated(tiny_soc_dict):
     tiny_soc_dict["storage"] = {"read_bandwidth": "100 MB"}
     with pytest.raises(ValueError, match="bandwidth"):
         SocSpec.model_validate(tiny_soc_dict)
+
+
+def test_a_model_load_is_a_read_then_cpu_work_with_its_own_energy():
+    spec = StorageSpec.model_validate({"read_bandwidth": "100 MB/s", "latency": "1 ms",
+                                       "read_power": "0.5 W", "load_bandwidth": "50 MB/s",
+                                       "load_latency": "2 ms", "load_power": "1.5 W"})
+    env = simpy.Environment()
+    storage = Storage(env, spec)
+    done = []
+    storage.load(100e6, lambda: done.append(env.now))
+    env.run()
+    read, cpu = 1.001, 0.002 + 2.0
+    assert done == pytest.approx([read + cpu])  # ready only after the CPU work
+    assert storage.energy(0.0, 10.0) == pytest.approx(0.5 * read)
+    assert storage.load_energy(0.0, 10.0) == pytest.approx(1.5 * cpu)
+    # Without load_bandwidth a load is a read, as before.
+    plain = Storage(simpy.Environment(), SPEC)
+    plain.load(100e6)
+    plain.env.run()
+    assert plain.load_energy(0.0, 10.0) == 0.0
+    assert plain.energy(0.0, 10.0) == pytest.approx(0.5 * 1.001)

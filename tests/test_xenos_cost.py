@@ -116,3 +116,15 @@ def test_every_level_reports_the_bytes_it_served(board):
     assert names == ["l1", "sram", "dram"]
     assert served == sorted(served, reverse=True)  # each level passes on its misses
     assert served[-1] == cost.dram_bytes
+
+
+def test_spilled_activations_go_off_chip_even_when_they_fit(board):
+    model = CostModel(board)
+    small = conv1x1(nbytes=256 * 1024)  # in + out fit the 1 MiB SRAM
+    on_chip = model.kernel_cost("dsp", 1, small)
+    off_chip = model.kernel_cost("dsp", 1, dict(small, spill=1.0))
+    # only the weights came from DRAM; with the buffers in DRAM, input and output do too
+    assert on_chip.dram_bytes == pytest.approx(4096.0)
+    assert off_chip.dram_bytes == pytest.approx(4096.0 + 2 * 256 * 1024)
+    half = model.kernel_cost("dsp", 1, dict(small, spill=0.5))
+    assert half.dram_bytes == pytest.approx(4096.0 + 256 * 1024)

@@ -145,3 +145,79 @@ def test_only_boundary_rows_and_one_input_cross_the_link():
     assert (halos["bytes"] == 6 * 4 * 14 * 4).all()
     inputs = transfers[transfers["label"] == "input"]
     assert len(inputs) == 1  # the second board's units share one upload of its band
+
+
+def test_a_device_port_is_shared_by_all_its_links():
+    import simpy
+
+    from simulator.engine.links import BandwidthSchedule, Channel, Port
+
+    def arrivals(ports: bool) -> list[float]:
+        env = simpy.Environment()
+        out = Port("ps.out", 1e9)
+        links = [Channel(env, f"link.ps-b{i}", BandwidthSchedule.constant(1e9),
+                         ports=(out,) if ports else ()) for i in range(3)]
+        return [link.send(1e6, lambda: None) for link in links]
+
+    # three boards fed at once over three links: together through one port ...
+    assert arrivals(ports=True) == pytest.approx([1e-3, 2e-3, 3e-3])
+    # ... or side by side when each link were on its own
+    assert arrivals(ports=False) == pytest.approx([1e-3, 1e-3, 1e-3])
+
+
+def _estimate_and_latency(raw: dict) -> tuple[float, float]:
+    from simulator.engine.simulation import Simulation
+
+    sim = Simulation(ExperimentSpec.model_validate(raw)).build().plan()
+    estimate = sim.policy.estimates[sim.jobs[0].name]
+    return estimate, sim.run().collect().metrics["latency_s"]
+
+
+@pytest.mark.parametrize("sync", ["ps", "ring"])
+def test_the_exchange_estimate_matches_the_emitted_plan(sync):
+    # outC everywhere: every windowed operator gathers its input (the ring's relay
+    # copies and the server's serialised port are in the estimate as in the plan)
+    raw = distributed_experiment("mobilenet_v1", 4, "outC", sync)
+    raw["workload"]["input_size"] = 96
+    estimate, latency = _estimate_and_latency(raw)
+    assert estimate == pytest.approx(latency, rel=0.10)
+
+
+def test_the_parameter_server_port_is_the_bottleneck_of_gathers():
+    def latency(sync, port):
+        raw = distributed_experiment("mobilenet_v1", 4, "outC", sync, port=port)
+        raw["workload"]["input_size"] = 96
+        return simulate(ExperimentSpec.model_validate(raw)).metrics["latency_s"]
+
+    # the server's one port sends the whole tensor to three boards in turn
+    assert latency("ps", "2 GB/s") > 1.2 * latency("ps", None)
+    # the ring's steps use every port once in each direction: no such queue
+    assert latency("ring", "2 GB/s") == pytest.approx(latency("ring", None), rel=0.05)
+    assert latency("ps", "2 GB/s") > latency("ring", "2 GB/s")
+
+
+def test_linking_keeps_linked_tensors_on_chip(chain):
+    from policies.xenos.linking import spill_all
+
+    fused = fuse(chain)
+    assert spill_all(fused) == [1.0, 1.0]  # operator-centric: every map through DDR
+    linked = link(fused, tiles=8)
+    # the 3x3 conv streams its output to the 1x1 conv on chip: the first keeps only its
+    # input (the model's) off chip, the second only its output
+    spill = list(linked.table["spill"])
+    first, second = linked.table.to_dict("records")
+    assert spill[0] == pytest.approx(first["bytes_in"] / (first["bytes_in"] + first["bytes_out"]))
+    assert spill[1] == pytest.approx(second["bytes_out"]
+                                     / (second["bytes_in"] + second["bytes_out"]))
+
+
+def test_vertical_optimisation_cuts_off_chip_traffic_and_time():
+    def dram(vertical):
+        result = xenos("mobilenet_v1", True, vertical, input_size=128)
+        return result.metrics["latency_s"], result.metrics
+
+    ho, ho_metrics = dram(False)
+    vo, vo_metrics = dram(True)
+    # the feature maps between linked operators no longer go through DDR3
+    assert vo < 0.85 * ho
+    assert vo_metrics["energy_dram_j"] < 0.7 * ho_metrics["energy_dram_j"]

@@ -5,8 +5,9 @@
   choice of exact / relaxed / imprecise arithmetic under an accuracy-loss
   limit (:mod:`.policy`, :mod:`.modes`, :mod:`.vectors`, :mod:`.olp`);
 * ``single-thread``: the Java baseline, one scalar thread (:mod:`.baselines`);
-* ``cnndroid``: a CNNdroid-like implementation, convolutions and FC layers on
-  the GPU with vector code along kernel rows (:mod:`.baselines`).
+* ``cnndroid``: CNNdroid as its public code runs: RenderScript convolutions and
+  FC layers (full precision, float4 along channels) wrapped in Java copies, the
+  other layers in multithreaded Java (:mod:`.cnndroid`).
 
 How each implementation performs on a processor is data in the SoC file: the
 kernel libraries ``renderscript-exact``, ``renderscript-relaxed``,

@@ -4,9 +4,15 @@ Per kernel, in each arithmetic mode the accuracy data allow, the policy
 estimates the best output-level split (:mod:`.olp`) over
 
 * the CPU clusters together (all their cores: RenderScript's CPU thread pool),
-* in ``relaxed`` and ``imprecise`` mode also the GPU alone and the CPU
-  clusters plus the GPU (RenderScript's GPU drivers do not run IEEE-exact
-  scripts),
+* in ``relaxed`` and ``imprecise`` mode also the GPU alone (RenderScript's GPU
+  drivers do not run IEEE-exact scripts),
+
+never a kernel split over the CPU clusters and the GPU at once: a RenderScript
+context runs on one HAL driver (the reference CPU driver, or a vendor driver
+such as Qualcomm's ``libRSDriver_adreno.so``, chosen per device by
+``OVERRIDE_RS_DRIVER`` in its board configuration), which runs each launch on
+the GPU or falls back to its CPU code, so one ``forEach`` never spans both
+(``cross_device_split=True`` allows it, as an idealised OLP),
 
 with the matching kernel library of each processor (``renderscript-<mode>``)
 and, in imprecise mode, the vector code's idle lanes (:mod:`.vectors`). It
@@ -46,6 +52,8 @@ class Cappuccino(Policy):
         accuracy: path of an accuracy table (default: the bundled
             ``policies/cappuccino/accuracy.yaml``).
         lanes: vector width in elements (float4).
+        cross_device_split: let one kernel's outputs be split over the CPU
+            clusters and the GPU together (not what RenderScript's runtime does).
     """
 
     name = "cappuccino"
@@ -55,13 +63,15 @@ class Cappuccino(Policy):
     def __init__(self, mode: Mode = "imprecise",
                  accuracy_loss: Annotated[float, Field(ge=0, le=1)] = 0.0,
                  map_major: bool = True, processors: list[str] | None = None,
-                 accuracy: str | None = None, lanes: Annotated[int, Field(ge=1)] = 4):
+                 accuracy: str | None = None, lanes: Annotated[int, Field(ge=1)] = 4,
+                 cross_device_split: bool = False):
         self.mode = mode
         self.accuracy_loss = float(accuracy_loss)
         self.map_major = bool(map_major)
         self.processors = processors
         self.accuracy = accuracy
         self.lanes = lanes
+        self.cross_device_split = bool(cross_device_split)
         self._table = load_accuracy(accuracy)
         self._chosen: dict[str, str] = {}
         self._loss = 0.0
@@ -78,7 +88,7 @@ class Cappuccino(Policy):
         sets = [cpus] if cpus else []
         if mode != "exact":  # GPU drivers need relaxed or imprecise floats
             sets += [[p] for p in others]
-            if cpus and others:
+            if cpus and others and self.cross_device_split:
                 sets.append(cpus + others)
         return sets
 

@@ -8,8 +8,21 @@ run (``Plan.skip``). ``exits`` chooses the plan:
 
 * ``greedy``: FlexDNN's insertion plan by exit quality, profiled on the first
   ``profile_frames`` frames with every kernel's simulated time as its cost;
+* ``branchynet``: a BranchyNet-style baseline (Teerapittayanon et al., ICPR'16,
+  the early-exit design FlexDNN is compared with): fixed exits at the end of
+  every resolution stage of the backbone (where the feature map shrinks next,
+  not the last), each of the model's first exit design, no quality-based plan;
 * ``all`` / ``none`` (the one-size-fits-all model: the backbone alone) / a
   list of exit indices.
+
+When the model offers several exit designs per position (``heads``),
+``greedy`` and ``all`` first pick each position's design by exit quality
+(:func:`~workloads.early_exit.plan.choose_designs`: FlexDNN's exits are
+chosen per position, not one fixed head). An exit's capability grows with
+the computation a frame has had when it decides: the backbone before it plus
+``head_efficacy`` times its own branch (0: the branch's work adds nothing,
+so every design is as capable and the cheapest wins; an assumption, see
+:mod:`workloads.early_exit.difficulty`).
 
 Run-time adaptation (``adapt: true``): the configurations are depth caps: no
 cap, or "leave at exit ``k`` at the latest" for each inserted exit ``k``
@@ -57,11 +70,14 @@ from workloads.early_exit.difficulty import (
 )
 from workloads.early_exit.plan import (
     FINAL,
+    choose_designs,
     exit_costs,
     exit_structure,
     exits_taken,
     frame_costs,
     insertion_plan,
+    positions,
+    stage_ends,
 )
 
 from ..split import serialize
@@ -91,9 +107,12 @@ class FlexDNN(Policy):
 
     Args:
         processor: where every kernel runs; cores: units (all if None).
-        exits: ``greedy``, ``all``, ``none`` or a list of exit indices.
+        exits: ``greedy``, ``branchynet``, ``all``, ``none`` or a list of exit indices.
         accuracy: top-1 accuracy of the full model (share of frames it recognises).
         depth_exponent: ``kappa`` of an exit's capability ``accuracy * depth^kappa``.
+        head_efficacy: how much of an exit branch's own computation counts towards
+            its depth (``depth = (backbone before it + head_efficacy * branch) /
+            backbone``, at most 1).
         correlation: frame-to-frame correlation of the video's difficulty.
         video_seed: seed of the video's difficulty process, so that runs of other
             configurations see the same video; None draws it from the run's generator.
@@ -119,8 +138,9 @@ class FlexDNN(Policy):
                    "workload": {"model": "early_exit", "input_size": 32, "num_classes": 10}}
 
     def __init__(self, processor: str = "cpu.big", cores: PositiveInt | None = None,
-                 exits: Literal["greedy", "all", "none"] | list[int] = "greedy",
+                 exits: Literal["greedy", "branchynet", "all", "none"] | list[int] = "greedy",
                  accuracy: Probability = 0.8, depth_exponent: float = 1.0,
+                 head_efficacy: Annotated[float, Field(ge=0)] = 0.0,
                  correlation: float = 0.9, video_seed: int | None = None,
                  difficulty: str | None = None, slope: float = 20.0, relax: float = 0.0,
                  adapt: bool = False, camera_fps: PositiveFloat | None = None,
@@ -134,6 +154,7 @@ class FlexDNN(Policy):
         self.exits = exits
         self.accuracy = accuracy
         self.depth_exponent = depth_exponent
+        self.head_efficacy = head_efficacy
         self.correlation = correlation
         self.video_seed = video_seed
         self.difficulty = difficulty
@@ -183,8 +204,14 @@ class FlexDNN(Policy):
         self.flop_costs = exit_costs(structure, trace.table["flops"].tolist())
         classes = int(trace.table["out_channels"].iloc[-1]) or 2
         self.classes = max(2, classes)
-        self.q = {j: float(capability(self.costs.depth(j), self.accuracy,
-                                      self.depth_exponent)) for j in structure.exits}
+        total = self.costs.total
+        self.q = {j: float(capability(
+            (self.costs.prefix[j] + self.head_efficacy * self.costs.head[j]) / total
+            if total > 0 else 0.0, self.accuracy, self.depth_exponent))
+            for j in structure.exits}
+        self.groups = positions(structure)
+        self.out_h = trace.table["out_h"].fillna(0).tolist() \
+            if "out_h" in trace.table else [0] * len(trace)
         self.inserted = self._choose_exits(structure)
         self.cutoff = self._cutoffs(self.relax)
         # configurations, most accurate first: no cap, then caps from the deepest exit
@@ -204,15 +231,21 @@ class FlexDNN(Policy):
     def _choose_exits(self, structure) -> tuple[int, ...]:
         if self.exits == "none":
             return ()
-        if self.exits == "all":
-            return tuple(structure.exits)
         if isinstance(self.exits, list):
             unknown = [j for j in self.exits if j not in structure.heads]
             if unknown:
                 raise ConfigError(f"exit {unknown[0]!r} does not exist (exits: 0.."
                                   f"{max(structure.exits)})", path="exits")
             return tuple(sorted(self.exits))
-        return insertion_plan(self.costs, self._cutoffs(0.0), self._profiling).exits
+        if self.exits == "branchynet":
+            return tuple(self.groups[i][0]
+                         for i in stage_ends(structure, self.out_h, self.groups))
+        cutoff = self._cutoffs(0.0)
+        chosen = (choose_designs(self.costs, cutoff, self._profiling, self.groups)
+                  if any(len(g) > 1 for g in self.groups) else list(structure.exits))
+        if self.exits == "all":
+            return tuple(chosen)
+        return insertion_plan(self.costs, cutoff, self._profiling, chosen).exits
 
     def _cutoffs(self, relax: float) -> dict[int, float]:
         """Largest difficulty leaving at each exit: where its confidence meets its threshold.

@@ -14,7 +14,9 @@ class AppState:
     Attributes:
         name: the app; job: its job's name.
         profile: its multi-capacity model (latencies filled in).
-        baseline: index of its baseline (knee) descendant.
+        baseline: index of the descendant the status quo runs (the baseline policy's
+            profile has the baseline models as its descendants).
+        reference: accuracy of the app's baseline model (gains are measured against it).
         running: started and not killed.
         resident: descendant in memory (-1: none).
         active: descendant whose plan the job runs (-1: none yet).
@@ -31,6 +33,7 @@ class AppState:
     job: str
     profile: AppProfile
     baseline: int
+    reference: float = 0.0
     running: bool = False
     resident: int = -1
     active: int = -1
@@ -46,6 +49,8 @@ class AppState:
     frames: int = 0
     idle: bool = False  # waiting for the camera's next frame
     effective: float = 0.0  # share applied to the job now
+    share_time: float = 0.0  # integral of the applied share over time (s)
+    share_since: float = 0.0
 
     def sizes(self) -> list[float]:
         return [d.memory for d in self.profile.descendants]

@@ -20,7 +20,8 @@ workload is an app (a ``multicapacity`` workload); the manager
   switching traffic and the scheduler's work, for :meth:`AppManager.metrics`.
 
 Accuracy gain is measured against each app's baseline model (the knee of its
-accuracy-vs-memory curve, :meth:`~workloads.multicapacity.profile.AppProfile.knee`).
+own curve of independently compressed models, :meth:`~workloads.multicapacity.
+profile.AppProfile.baseline_knee`), whatever the app runs.
 """
 
 from __future__ import annotations
@@ -55,12 +56,14 @@ class AppManager:
         sharing: ``weights`` (work-conserving, idle shares go to busy apps) or
             ``caps`` (each app gets exactly its share).
         alpha: weight of latency in the NestDNN cost the run reports (whatever decides).
+        latency_cost: unit of latency in that cost (``relative`` or ``seconds``).
     """
 
     def __init__(self, context, apps: dict[str, AppState], processor: str, cores: int | None,
                  decide: Callable[[list[AppState]], Allocation], scheme: str = MULTI_CAPACITY,
                  max_inferences: int | None = None, camera_fps: float | None = None,
-                 sharing: str = "weights", alpha: float = 0.0):
+                 sharing: str = "weights", alpha: float = 0.0,
+                 latency_cost: str = "relative"):
         self.context = context
         self.storage = context.storage()
         self.apps = apps
@@ -73,6 +76,7 @@ class AppManager:
         self.frame_interval = 1.0 / camera_fps if camera_fps else None
         self.sharing = sharing
         self.alpha = alpha
+        self.latency_cost = latency_cost
         self._cost = (0.0, 0.0)  # (sum, max) of the apps' costs since the last decision
         self._cost_since = 0.0
         self.cost_time = [0.0, 0.0]  # time integrals of the sum and max
@@ -177,10 +181,21 @@ class AppManager:
             total = sum(a.share for a in apps)
             target = [min(1.0, a.share / total) for a in apps]
         # Shrink shares before growing others so the processor is not over-committed.
+        stopped = [a for a in self.apps.values() if a.effective and a not in apps]
+        for app in stopped:  # no longer busy: its share is free again
+            self._integrate_share(app)
+            app.effective = 0.0
         for share, app in sorted(zip(target, apps), key=lambda pair: pair[0] - pair[1].effective):
             if abs(share - app.effective) > 1e-12:
+                self._integrate_share(app)
                 app.effective = share
                 self.context.job(app.job).set_share(share, self.processor)
+
+    def _integrate_share(self, app: AppState) -> None:
+        """Accumulate the app's processor share over time (for energy attribution)."""
+        now = self.context.now
+        app.share_time += app.effective * (now - app.share_since)
+        app.share_since = now
 
     def switch(self, app: AppState, index: int) -> None:
         """Make ``index`` the app's descendant (page-in first when needed)."""
@@ -215,7 +230,7 @@ class AppManager:
         if self.storage is None:
             loaded()
         else:
-            self.storage.read(traffic.page_in, loaded, f"{app.name}: descendant {index}")
+            self.storage.load(traffic.page_in, loaded, f"{app.name}: descendant {index}")
 
     def _activate(self, app: AppState, index: int) -> None:
         self._account(app, self.context.now)
@@ -270,7 +285,7 @@ class AppManager:
         app.alive += dt
         if app.active >= 0:
             accuracy = app.profile.descendants[app.active].accuracy
-            base = app.profile.descendants[app.baseline].accuracy
+            base = app.reference
             app.serving += dt
             app.accuracy_time += accuracy * dt
             app.gain_time += (accuracy - base) * dt
@@ -280,7 +295,7 @@ class AppManager:
         self._integrate_cost()
         costs = [cost(a.profile.descendants[allocation.descendant[a.name]],
                       allocation.share(a.name), demand, self.alpha)
-                 for a, demand in zip(running, demands(running))]
+                 for a, demand in zip(running, demands(running, self.latency_cost))]
         self._cost = (sum(costs), max(costs, default=0.0))
 
     def _integrate_cost(self) -> None:
@@ -328,6 +343,22 @@ class AppManager:
             "scheduler_evaluations": self.evaluations / self.decisions if self.decisions
             else 0.0,
         }
+        # Energy per inference per app: the phone's energy (idle and shared power
+        # included) split among the apps by the processor share each held over
+        # time, over the app's frames; averaged over apps weighted by running time,
+        # as frame_rate_fps averages their rates.
+        for app in self.apps.values():
+            self._integrate_share(app)
+        held = sum(a.share_time for a in self.apps.values())
+        per_app = [(a.alive, energy * a.share_time / held / a.frames)
+                   for a in self.apps.values() if a.frames and held > 0]
+        alive_served = sum(w for w, _ in per_app)
+        out["app_energy_per_inference_j"] = (sum(w * e for w, e in per_app) / alive_served
+                                             if alive_served else float("nan"))
+        for app in self.apps.values():
+            out[f"{app.name}.energy_per_inference_j"] = (
+                energy * app.share_time / held / app.frames if app.frames and held > 0
+                else float("nan"))
         # Mean frame latency of the apps, weighted by their running time; its
         # inverse is a frame rate averaged the other way (harmonic, not arithmetic).
         weighted = [(a.alive, sum(e - s for s, e in iterations.get(a.job, []))
@@ -349,10 +380,22 @@ class AppManager:
         return out
 
 
-def demands(apps: list[AppState]) -> list[Demand]:
-    """The scheduler's view of the running apps."""
+RELATIVE, SECONDS = "relative", "seconds"
+LATENCY_COSTS = (RELATIVE, SECONDS)
+
+
+def demands(apps: list[AppState], latency_cost: str = RELATIVE) -> list[Demand]:
+    """The scheduler's view of the running apps.
+
+    Args:
+        apps: the running apps.
+        latency_cost: ``relative`` (latency in units of each app's goal) or
+            ``seconds`` (see :mod:`.scheduler`).
+    """
     return [Demand(name=a.name,
                    options=tuple(Option(d.accuracy, d.latency, d.memory)
                                  for d in a.profile.descendants),
                    min_accuracy=a.profile.min_accuracy, max_latency=a.profile.max_latency,
-                   priority=a.priority) for a in apps]
+                   priority=a.priority,
+                   latency_unit=a.profile.max_latency if latency_cost == RELATIVE else 1.0)
+            for a in apps]

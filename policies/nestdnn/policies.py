@@ -11,8 +11,10 @@ apps:
 * ``nestdnn-mintotal`` / ``nestdnn-minmax``: NestDNN's greedy MinTotalCost /
   MinMaxCost scheduler (:mod:`.scheduler`), cached by default, with the
   user's ``alpha``;
-* ``nestdnn-baseline``: the status quo: each app runs a fixed model, the knee
-  of its accuracy-vs-memory curve, and the apps share the processor equally.
+* ``nestdnn-baseline``: the status quo: each app runs a fixed model, an
+  independently compressed one (the knee of the app's own curve of such
+  models, ``baseline:`` in the profile), and the apps share the processor
+  equally.
 
 Run metrics (besides the engine's): ``inferences``, ``frame_rate_fps`` (mean
 of the apps' frame rates, weighted by running time), ``frame_latency_s`` (mean
@@ -39,7 +41,7 @@ from workloads.multicapacity.latency import profile_latencies
 from workloads.multicapacity.profile import load_profiles
 from workloads.multicapacity.switching import SCHEMES
 
-from .manager import SHARING, AppManager, AppState, demands
+from .manager import LATENCY_COSTS, SHARING, AppManager, AppState, demands
 from .scheduler import Allocation, CachedScheduler
 
 # NestDNN's benchmark. p_start is fitted (least squares on the stationary
@@ -70,6 +72,7 @@ Alpha = Annotated[float, Field(ge=0)]
 LifecycleChoice = Literal["paper", "static"] | LifecycleOverrides
 Scheme = one_of(SCHEMES)
 Sharing = one_of(SHARING)
+LatencyCost = one_of(LATENCY_COSTS)
 
 
 class AppMix(Policy):
@@ -95,6 +98,8 @@ class AppMix(Policy):
         sharing: ``weights``: shares are work-conserving weights (an idle app's
             share goes to the busy ones, as Linux CFS cgroup ``cpu.shares``);
             ``caps``: each app gets exactly its share.
+        latency_cost: the unit of latency in NestDNN's cost: ``relative`` (each
+            app's latency in units of its own goal) or ``seconds``.
     """
 
     conformance = {"params": {"lifecycle": "static", "processor": "cpu.gold"},
@@ -105,8 +110,10 @@ class AppMix(Policy):
                  cores: PositiveInt | None = None, memory: Bytes = "400 MB",
                  profile: str = "nestdnn", lifecycle: LifecycleChoice = "paper",
                  scheme: Scheme = "multi-capacity", max_inferences: PositiveInt | None = None,
-                 camera_fps: PositiveFloat | None = 30.0, sharing: Sharing = "weights"):
+                 camera_fps: PositiveFloat | None = 30.0, sharing: Sharing = "weights",
+                 latency_cost: LatencyCost = "relative"):
         self.alpha = float(alpha)
+        self.latency_cost = latency_cost
         self.processor = processor
         self.cores = cores
         self.memory = memory
@@ -147,17 +154,24 @@ class AppMix(Policy):
                               "{model: multicapacity, options: {app: VC}}")
         if name in self._apps:
             raise ConfigError(f"app {name!r} appears twice in the workload")
-        profile = self._profiles[name]
-        app = AppState(name=name, job=job.name, profile=profile, baseline=profile.knee())
+        profile = self._app_profile(self._profiles[name])
+        app = AppState(name=name, job=job.name, profile=profile,
+                       baseline=profile.baseline_knee(),
+                       reference=profile.baseline_accuracy())
         self._apps[name] = app
         manager = self._manager()
         return manager.plan(app, len(profile.descendants) - 1)
+
+    def _app_profile(self, profile):
+        """The models the app runs: its multi-capacity model's descendants."""
+        return profile
 
     def _manager(self) -> AppManager:
         if self.manager is None:
             self.manager = AppManager(self.context, self._apps, self.processor, self.cores,
                                       self.decide, self.scheme, self.max_inferences,
-                                      self.camera_fps, self.sharing, self.alpha)
+                                      self.camera_fps, self.sharing, self.alpha,
+                                      self.latency_cost)
         return self.manager
 
     def _run(self):
@@ -213,9 +227,10 @@ class _NestDNN(AppMix):
                  memory: Bytes = "400 MB", profile: str = "nestdnn",
                  lifecycle: LifecycleChoice = "paper", scheme: Scheme = "multi-capacity",
                  max_inferences: PositiveInt | None = None,
-                 camera_fps: PositiveFloat | None = 30.0, sharing: Sharing = "weights"):
+                 camera_fps: PositiveFloat | None = 30.0, sharing: Sharing = "weights",
+                 latency_cost: LatencyCost = "relative"):
         super().__init__(alpha, processor, cores, memory, profile, lifecycle, scheme,
-                         max_inferences, camera_fps, sharing)
+                         max_inferences, camera_fps, sharing, latency_cost)
         self.cached = cached
         self.cache_fraction = cache_fraction
         self.refresh_every = refresh_every
@@ -224,7 +239,8 @@ class _NestDNN(AppMix):
                                          refresh_every if cached else 1, units)
 
     def decide(self, running: list[AppState]) -> Allocation:
-        return self.scheduler.decide(demands(running), self.alpha, self._memory)
+        return self.scheduler.decide(demands(running, self.latency_cost), self.alpha,
+                                     self._memory)
 
 
 @POLICIES.register("nestdnn-mintotal")
@@ -245,15 +261,21 @@ class NestDNNMinMax(_NestDNN):
 
 @POLICIES.register("nestdnn-baseline")
 class NestDNNBaseline(AppMix):
-    """The status quo: a fixed model per app (its knee descendant), equal shares.
+    """The status quo: a fixed model per app, equal shares.
 
-    With ``sharing: weights`` (the default) equal weights are what a fair OS
-    scheduler gives: the busy apps split the processor equally.
+    Each app runs its baseline model: the knee of its own curve of
+    independently compressed models (the profile's ``baseline:``), not a
+    descendant of the multi-capacity model. With ``sharing: weights`` (the
+    default) equal weights are what a fair OS scheduler gives: the busy apps
+    split the processor equally.
 
     Arguments as :class:`AppMix`.
     """
 
     name = "nestdnn-baseline"
+
+    def _app_profile(self, profile):
+        return profile.as_baseline()
 
     def decide(self, running: list[AppState]) -> Allocation:
         return Allocation(descendant={a.name: a.baseline for a in running},

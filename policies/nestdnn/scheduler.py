@@ -6,8 +6,13 @@ compute share ``u`` in (0, 1], the cost is (Fang et al., MobiCom'18, eq. 3)::
 
     C(m, u, v) = max(0, A_min(v) - A(m)) + alpha * max(0, L(m) / u - L_max(v))
 
-with accuracy as a fraction and latency in seconds; ``alpha`` trades latency
-for accuracy. Optionally each app's cost is multiplied by its priority.
+with accuracy as a fraction; ``alpha`` trades latency for accuracy.
+Optionally each app's cost is multiplied by its priority. The paper does not
+say in what unit latency enters next to a unitless accuracy; a demand's
+``latency_unit`` says (1 s: latency in seconds; its own goal ``L_max(v)``:
+latency in units of the app's goal, so that no app's milliseconds weigh
+more than another's: the default of the NestDNN policies, ``latency_cost:
+relative``).
 
 * **MinTotalCost** minimises the sum of costs, **MinMaxCost** the largest
   cost, both subject to the apps' memory ``sum S(m_v) <= S_max`` and
@@ -65,6 +70,8 @@ class Demand:
         min_accuracy: accuracy goal ``A_min`` (fraction).
         max_latency: latency goal ``L_max`` (s).
         priority: weight of its cost (1 = normal).
+        latency_unit: seconds per unit of latency cost (1: seconds; ``max_latency``:
+            latency relative to the app's goal).
     """
 
     name: str
@@ -72,6 +79,7 @@ class Demand:
     min_accuracy: float
     max_latency: float
     priority: float = 1.0
+    latency_unit: float = 1.0
 
 
 @dataclass
@@ -108,7 +116,8 @@ def cost(option: Option, share: float, demand: Demand, alpha: float) -> float:
     if share <= 0.0:
         return math.inf
     return demand.priority * (accuracy + alpha * max(0.0, option.latency / share
-                                                     - demand.max_latency))
+                                                     - demand.max_latency)
+                              / demand.latency_unit)
 
 
 class _State:

@@ -35,6 +35,8 @@ class NestDNNSwitching(Policy):
         scheme: ``multi-capacity`` (nested descendants) or ``independent`` models.
         profile: multi-capacity profile (bundled name or YAML path).
         processor: processor named in the (never run) plans.
+        apps: only these apps switch (None: every app of the workload), e.g. ``[VC]``
+            for one app's switching energy.
     """
 
     name = "nestdnn-switching"
@@ -44,8 +46,10 @@ class NestDNNSwitching(Policy):
                                 "options": {"app": "VS"}}}
 
     def __init__(self, switches: NonNegativeInt = 250, scheme: Scheme = "multi-capacity",
-                 profile: str = "nestdnn", processor: str = "cpu.big"):
+                 profile: str = "nestdnn", processor: str = "cpu.big",
+                 apps: list[str] | None = None):
         self.switches = switches
+        self.apps = apps
         self.scheme = scheme
         self.profile = profile
         self.processor = processor
@@ -74,7 +78,13 @@ class NestDNNSwitching(Policy):
         handles = self.context.jobs()
         for handle in handles:
             handle.suspend()  # the benchmark runs no inference
-        jobs = sorted(self._apps)
+        jobs = sorted(job for job, app in self._apps.items()
+                      if self.apps is None or app in self.apps)
+        missing = sorted(set(self.apps or ()) - set(self._apps.values()))
+        if missing:
+            raise ConfigError(f"apps {missing} are not in the workload "
+                              f"(apps: {', '.join(sorted(self._apps.values()))})",
+                              path="policy.apps")
         sizes = {job: [d.memory for d in self._profiles[self._apps[job]].descendants]
                  for job in jobs}
         resident = {job: int(self.rng.integers(len(sizes[job]))) for job in jobs}
@@ -92,7 +102,7 @@ class NestDNNSwitching(Policy):
                     raise ConfigError("nestdnn-switching needs a SoC with storage "
                                       "(storage: in the SoC file)")
                 done = self.context.event()
-                storage.read(traffic.page_in, done.succeed, f"{job}: switch to {target}")
+                storage.load(traffic.page_in, done.succeed, f"{job}: switch to {target}")
                 yield done
             resident[job] = target
             self.done += 1

@@ -111,6 +111,8 @@ class DXenos(Policy):
         self._period = seconds(traffic_period)
         self._plans: dict[str, Plan] = {}
         self._axes: list[str] = []
+        # per job, the estimated time of the plan made (operators plus exchanges)
+        self.estimates: dict[str, float] = {}
 
     # -- set-up -----------------------------------------------------------------
     def _boards(self, job: Job) -> list[str]:
@@ -137,17 +139,41 @@ class DXenos(Policy):
 
     def _sync_time(self, job, boards, kind: str, producer: dict, consumer: dict,
                    axis: str) -> float:
+        """Estimated seconds of the exchange on one edge, as :meth:`_inputs` emits it:
+        every hop is a transfer and a ``copy`` kernel on the receiving (for a halo:
+        the sending) board; transfers that leave or enter one device's network port
+        one after another (a parameter server's) add up."""
         if kind == "local" or len(boards) == 1:
             return 0.0
         a, b = self._where(job, boards[0]), self._where(job, boards[1])
-        if kind == "halo":
-            return self.context.transfer_time(job, a, b, halo_bytes(producer, consumer, axis))
-        total = producer["bytes_out"]
         n = len(boards)
+        if kind == "halo":
+            size = halo_bytes(producer, consumer, axis)
+            return self._copy_time(job, size) + self.context.transfer_time(job, a, b, size)
+        total = producer["bytes_out"]
+        chunk = total / n
         if self.sync == "ring":
-            return (n - 1) * self.context.transfer_time(job, a, b, total / n)
-        return (self.context.transfer_time(job, a, b, total / n)
-                + self.context.transfer_time(job, a, b, total))
+            # B - 1 steps; in each every board receives one chunk and copies it
+            return (n - 1) * (self.context.transfer_time(job, a, b, chunk)
+                              + self._copy_time(job, chunk))
+        # parameter server: parts in, one copy of the whole, the whole out to every board
+        serial = n - 1 if self._shared_port(job, a, b) else 1
+        return (serial * self.context.transfer_time(job, b, a, chunk)
+                + self._copy_time(job, total)
+                + serial * self.context.transfer_time(job, a, b, total))
+
+    def _shared_port(self, job, a: str, b: str) -> bool:
+        """Whether transfers between the boards go through device ports (shared by
+        all of a device's links)."""
+        return any(channel.ports for channel in self.context.route(a, b, job.device))
+
+    def _copy_time(self, job, size: float) -> float:
+        """Seconds of one exchange ``copy`` kernel of ``size`` bytes on one unit."""
+        spec = self.context.processor_spec(self.processor, job.device)
+        record = {"op": "copy", "pass": "fwd", "precision": "fp32", "flops": 0.0,
+                  "bytes_in": size, "bytes_out": size, "weight_bytes": 0.0}
+        cost = self.context.cost_model(job.device).kernel_cost(self.processor, 1, record)
+        return cost.duration(spec.opps[-1].frequency)
 
     def _choose(self, job, trace, boards, cfg) -> list[str]:
         """A partition per operator: the one given, or (``mixed``) the cheapest by
@@ -163,24 +189,10 @@ class DXenos(Policy):
                 valid = self._valid(record, count)
                 out.append(self.partition if self.partition in valid else valid[0])
             return out
-        frequency = self.context.processor_spec(self.processor, job.device).opps[-1].frequency
-        cost_model = self.context.cost_model(job.device)
-        op_time: dict[tuple[int, str], float] = {}
-        for row, record in enumerate(records):
-            for axis in self._valid(record, count):
-                op_time[row, axis] = max(operator_time(cost_model, part,
-                                                       self.processor, cfg, frequency)
-                                         for part in split(record, count, axis))
+        op_time = self._op_times(job, records, count, cfg)
 
         def total(axes: list[str]) -> float:
-            """Estimated time of a whole assignment (every edge counted once)."""
-            seconds = sum(op_time[row, axis] for row, axis in enumerate(axes))
-            for row, record in enumerate(records):
-                for pred in trace.preds[row]:
-                    kind = exchange(records[pred], record, axes[pred], axes[row])
-                    seconds += self._sync_time(job, boards, kind, records[pred], record,
-                                               axes[row])
-            return seconds
+            return self._estimate(job, trace, boards, axes, op_time)
 
         best: list[dict[str, float]] = []
         back: list[dict[str, dict[int, str]]] = []
@@ -212,6 +224,29 @@ class DXenos(Policy):
                                else self._valid(r, count)[0] for r in records])
         return min(candidates, key=total)
 
+    def _op_times(self, job, records, count: int, cfg) -> dict[tuple[int, str], float]:
+        """Estimated seconds of each operator's slowest board part, per valid axis."""
+        frequency = self.context.processor_spec(self.processor, job.device).opps[-1].frequency
+        cost_model = self.context.cost_model(job.device)
+        op_time: dict[tuple[int, str], float] = {}
+        for row, record in enumerate(records):
+            for axis in self._valid(record, count):
+                op_time[row, axis] = max(operator_time(cost_model, part,
+                                                       self.processor, cfg, frequency)
+                                         for part in split(record, count, axis))
+        return op_time
+
+    def _estimate(self, job, trace, boards, axes: list[str], op_time: dict) -> float:
+        """Estimated time of a whole assignment (every edge counted once)."""
+        records = trace.table.to_dict("records")
+        seconds = sum(op_time[row, axis] for row, axis in enumerate(axes))
+        for row, record in enumerate(records):
+            for pred in trace.preds[row]:
+                kind = exchange(records[pred], record, axes[pred], axes[row])
+                seconds += self._sync_time(job, boards, kind, records[pred], record,
+                                           axes[row])
+        return seconds
+
     # -- the plan ------------------------------------------------------------------
     def plan(self, job: Job) -> Plan:
         boards = self._boards(job)
@@ -221,6 +256,8 @@ class DXenos(Policy):
         trace = prepare(job.trace, self.vertical, cfg.units)
         axes = self._axes = self._choose(job, trace, boards, cfg)
         records = trace.table.to_dict("records")
+        self.estimates[job.name] = self._estimate(
+            job, trace, boards, axes, self._op_times(job, records, len(boards), cfg))
         rw = Rewriter(trace)
         # ids ending each board's share of each operator, and per (row, board) what a
         # consumer on that board waits for when the row's output is gathered

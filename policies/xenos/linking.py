@@ -17,6 +17,13 @@
    (``kernel > stride``) writes the consumer's row tiles with their halo rows
    repeated: its output grows by ``(kernel - stride) * tiles / rows`` (one tile
    per DSP unit), the memory cost Xenos accepts.
+4. **On-chip dataflow.** Without linking, each operator's output feature map
+   goes to external memory (DDR3) and the next operator reads it back: the
+   trace's ``spill`` is 1 (:func:`spill_all`). A linked pair streams the
+   producer's tiles, written in the consumer's order, to the consumer through
+   on-chip memory (L2 SRAM / MSMC): neither side's share of that tensor goes
+   off chip (:func:`link` sets each kernel's ``spill`` to the share of its
+   input and output that still does).
 """
 
 from __future__ import annotations
@@ -101,6 +108,26 @@ def duplication(consumer: dict, tiles: int) -> float:
     return min(MAX_DUPLICATION, 1.0 + (kernel - step) * tiles / rows)
 
 
+def spills(trace: Trace, on_chip: set[int]) -> list[float]:
+    """Per row, the share of its activation bytes kept off chip: its output unless
+    the row is in ``on_chip`` (a linked producer), its input unless every
+    producer is (the model's input comes from external memory)."""
+    records = trace.table.to_dict("records")
+    out = []
+    for row, record in enumerate(records):
+        preds = trace.preds[row]
+        input_off = 0.0 if preds and all(p in on_chip for p in preds) else record["bytes_in"]
+        output_off = 0.0 if row in on_chip else record["bytes_out"]
+        total = record["bytes_in"] + record["bytes_out"]
+        out.append((input_off + output_off) / total if total > 0 else 0.0)
+    return out
+
+
+def spill_all(trace: Trace) -> list[float]:
+    """Every kernel's activations off chip (operator-centric dataflow)."""
+    return spills(trace, set())
+
+
 def link(trace: Trace, tiles: int) -> Trace:
     """Link every pattern pair: the producer writes in its consumer's order.
 
@@ -109,8 +136,9 @@ def link(trace: Trace, tiles: int) -> Trace:
         tiles: row tiles per feature map (the DSP units), for the halo rows.
 
     Returns:
-        the trace with ``read_stride`` set from the linked layouts and linked
-        producers' outputs grown by their duplicated halo rows.
+        the trace with ``read_stride`` set from the linked layouts, ``spill``
+        from the linked pairs, and linked producers' outputs grown by their
+        duplicated halo rows.
     """
     records = trace.table.to_dict("records")
     _, orders = annotate(trace)
@@ -129,6 +157,7 @@ def link(trace: Trace, tiles: int) -> Trace:
     strides, _ = annotate(trace, written)
     table = trace.table.copy()
     table["read_stride"] = strides
+    table["spill"] = spills(trace, set(written))
     for row, factor in growth.items():
         table.loc[row, "bytes_out"] = table.loc[row, "bytes_out"] * factor
     from simulator.trace import trace_from_table

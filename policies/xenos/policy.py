@@ -4,7 +4,9 @@
 library's row split, :mod:`.dos`), ``vertical`` the fused operators and
 operator linking (:mod:`.linking`); both off is the paper's Vanilla, horizontal
 alone its HO, both its HO+VO. The access order of the vanilla library sets
-every kernel's ``read_stride`` (:mod:`.layouts`). Operators run one after
+every kernel's ``read_stride`` (:mod:`.layouts`); without vertical
+optimisation every feature map goes through external memory between operators
+(``spill``, :mod:`.linking`). Operators run one after
 another, each on all the units.
 """
 
@@ -21,7 +23,7 @@ from ..rewrite import Rewriter
 from ..split import serialize
 from .dos import config_for, emit_operator
 from .layouts import annotate
-from .linking import fuse, link
+from .linking import fuse, link, spill_all
 from .traffic import traffic_samples
 
 
@@ -34,6 +36,7 @@ def prepare(trace, vertical: bool, tiles: int):
     strides, _ = annotate(trace)
     table = trace.table.copy()
     table["read_stride"] = strides
+    table["spill"] = spill_all(trace)
     from simulator.trace import trace_from_table
 
     return trace_from_table(table, source=f"{trace.source} (vanilla layouts)")

@@ -103,6 +103,8 @@ class Device:
                         if spec.storage is not None else None)
         if self.storage is not None:
             self.components.append("storage")
+            if spec.storage.load_bandwidth is not None:
+                self.components.append("model_load")
         self.energy = dict.fromkeys(self.components, 0.0)  # J, cumulative
         self.samples: list[tuple[float, str, float]] = []
         self.peak = self.thermal.temperatures.copy()
@@ -174,6 +176,8 @@ class Device:
             now = self.env.now
             energy["storage"] = self.storage.energy(now - dt, now)
             dram_bytes += self.storage.dram_bytes()
+            if "model_load" in self.energy:
+                energy["model_load"] = self.storage.load_energy(now - dt, now)
         energy["dram"] = dram_bytes * self._dram_energy_per_byte
         energy["memory_idle"] = self._memory_idle * dt
         energy["base"] = self._base_power * dt
@@ -183,7 +187,8 @@ class Device:
         if dt > 0:
             node_power[self._board] += (energy["dram"] + energy["memory_idle"]
                                         + energy["base"] + energy.get("radio", 0.0)
-                                        + energy.get("storage", 0.0)) / dt
+                                        + energy.get("storage", 0.0)
+                                        + energy.get("model_load", 0.0)) / dt
         return energy, np.array(node_power)
 
     def attach_radio(self, radio) -> None:

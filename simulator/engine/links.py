@@ -89,6 +89,27 @@ class BandwidthSchedule(StepSchedule):
         raise RuntimeError("bandwidth schedule did not converge")
 
 
+class Port:
+    """One direction of a device's network port, shared by all its links.
+
+    A transfer holds the sender's outgoing and the receiver's incoming port for
+    as long as it occupies its link (store-and-forward reservation in the order
+    transfers are queued), and moves no faster than the slowest of the three.
+
+    Args:
+        name: shown in errors (``board0.out``).
+        bandwidth: bytes/s.
+    """
+
+    def __init__(self, name: str, bandwidth: float):
+        if bandwidth <= 0:
+            raise ValueError("a port's bandwidth must be positive")
+        self.name = name
+        self.bandwidth = bandwidth
+        self.free_at = 0.0
+        self.bytes_sent = 0.0
+
+
 class Channel:
     """A FIFO transfer channel.
 
@@ -103,6 +124,7 @@ class Channel:
         uplink: the direction of this channel seen from the radio's device.
         network: the network type over time (an object with ``at(t)`` giving a name
             such as ``wifi5`` or ``4g``), as an OS reports it; None if unknown.
+        ports: the device ports the channel goes through (:class:`Port`).
 
     Attributes:
         last_transfer: ``(ready, start, end, arrival)`` of the most recent transfer
@@ -113,8 +135,10 @@ class Channel:
     def __init__(self, env: simpy.Environment, name: str, bandwidth: BandwidthSchedule,
                  latency: float | StepSchedule = 0.0, switch: float = 0.0,
                  record: Callable[[Channel, float, float, float, str], None] | None = None,
-                 radio=None, uplink: bool = True, network=None):
+                 radio=None, uplink: bool = True, network=None,
+                 ports: Sequence[Port] = ()):
         self.env = env
+        self.ports = tuple(ports)
         self.network = network
         self.name = name
         self.bandwidth = bandwidth
@@ -132,6 +156,10 @@ class Channel:
         """The network type at time ``t`` (None if unknown)."""
         return self.network.at(t) if self.network is not None else None
 
+    def port_bandwidth(self) -> float:
+        """The narrowest port's bandwidth (B/s; ``inf`` without ports)."""
+        return min((p.bandwidth for p in self.ports), default=float("inf"))
+
     def latency_at(self, t: float) -> float:
         """Propagation delay (s) of a transfer ending at time ``t``."""
         latency = self.latency
@@ -140,11 +168,16 @@ class Channel:
     def send(self, nbytes: float, on_arrival: Callable[[], None], label: str = "") -> float:
         """Queue a transfer; ``on_arrival`` runs when it has arrived. Returns arrival time."""
         now = self.env.now
-        start = ready = max(now, self.free_at)
+        start = ready = max(now, self.free_at, *(p.free_at for p in self.ports))
         if self.radio is not None:
             start = self.radio.wake(ready)  # promotion out of an idle radio state
         end = self.bandwidth.finish_time(start + self.switch, nbytes)
+        for port in self.ports:  # a shared port may be slower than the link
+            end = max(end, start + self.switch + nbytes / port.bandwidth)
         self.free_at = end
+        for port in self.ports:
+            port.free_at = end
+            port.bytes_sent += nbytes
         arrival = end + self.latency_at(end)
         self.busy_time += end - start
         self.bytes_sent += nbytes

@@ -136,7 +136,7 @@ class Simulation:
                                 self.recorder.transfer)
         self.system = System(devices)
         build_links(self.env, self.exp.links, self.system, self.rng, self.recorder.transfer,
-                    self.base)
+                    self.base, {name: entry.port for name, entry in self.exp.devices.items()})
         self.jobs: list[Job] = build_jobs(self.exp, devices, self.base, self._traces)
         self.policy: Policy = make_policy(dict(self.exp.policy))
         # Per-kernel records are kept only if written or read: by the kernel table or

@@ -11,9 +11,18 @@ read from it, charged at the DRAM's energy per byte. Loading a model (or the
 extra filters of a larger descendant) is a read; releasing a read-only model
 from memory moves no data.
 
+Loading a model is more than reading it (:meth:`Storage.load`): a CPU core
+then deserialises the parameters, allocates memory and initialises the model
+for ``load_latency + b / load_bandwidth`` at ``load_power`` (one loader, FIFO,
+after the read). That CPU work is the ``model_load`` energy component; it
+delays the model's readiness like the read does. (It is charged apart from the
+cluster's kernels, so it does not slow them down: a simplification for loads
+that take a small share of one core.)
+
 The device integrates the power exactly over each sampler step
-(:meth:`Storage.energy`, :meth:`Storage.dram_bytes`) and reports it as the
-``storage`` energy component, heating the board node.
+(:meth:`Storage.energy`, :meth:`Storage.load_energy`, :meth:`Storage.dram_bytes`)
+and reports it as the ``storage`` and ``model_load`` energy components, heating
+the board node.
 """
 
 from __future__ import annotations
@@ -80,6 +89,10 @@ class Storage:
         self._write = _Direction(env, f"{prefix}storage.write", write_bw, spec.latency,
                                  spec.write_power if spec.write_power is not None
                                  else spec.read_power, record)
+        self._loader = (_Direction(env, f"{prefix}storage.load", spec.load_bandwidth,
+                                   spec.load_latency, spec.load_power, record)
+                        if spec.load_bandwidth is not None else None)
+        self.bytes_loaded = 0.0
         self._dram = 0.0  # bytes moved to or from DRAM in the window just integrated
         self.bytes_read = 0.0
         self.bytes_written = 0.0
@@ -93,6 +106,31 @@ class Storage:
         """
         self.bytes_read += nbytes
         return self._read.send(nbytes, done or (lambda: None), label)
+
+    def load(self, nbytes: float, done: Callable[[], None] | None = None,
+             label: str = "model load") -> None:
+        """Load ``nbytes`` of model: read them, then the CPU makes the model ready.
+
+        ``done`` runs when the model is ready (read and, when the storage
+        describes it, deserialised and initialised).
+        """
+        finish = done or (lambda: None)
+        if self._loader is None:
+            self.read(nbytes, finish, label)
+            return
+
+        def deserialise() -> None:
+            self.bytes_loaded += nbytes
+            self._loader.send(nbytes, finish, label)
+
+        self.read(nbytes, deserialise, label)
+
+    def load_energy(self, t0: float, t1: float) -> float:
+        """Energy (J) of the loading CPU work in ``[t0, t1]``; consecutive windows."""
+        if self._loader is None:
+            return 0.0
+        seconds, _ = self._loader.window(t0, t1)
+        return seconds * self._loader.power
 
     def write(self, nbytes: float, done: Callable[[], None] | None = None,
               label: str = "page-out") -> float:

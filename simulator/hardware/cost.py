@@ -37,6 +37,14 @@ producer stay resident when they fit) and ``miss(x, C) = max(0, 1 - C/x)``,
 the capacity-miss ratio of a random-replacement cache. Level ``j`` serves
 ``M_{j-1}`` bytes.
 
+Off-chip buffers (optional trace column ``spill``, a fraction). The rule above
+keeps activations on chip whenever they fit, as if every level were a cache
+of the next. A runtime that keeps the feature maps between operators in
+external memory (an operator-centric DSP library writing each output to DDR)
+makes ``spill`` of them miss every on-chip level regardless of fit: the
+activation term is ``A * max(spill, miss(A, C_j))``. Operator linking keeps a
+linked producer's output on chip (its consumer's ``spill`` drops).
+
 Access order (optional trace column ``read_stride``, bytes). A kernel that reads
 its input in another order than its producer wrote it (a channel-interleaved
 read of a channel-planar feature map) jumps ``s = read_stride`` bytes between
@@ -63,6 +71,12 @@ stall an in-order core cannot hide memory time under compute: with overlap
 and memory time ``m`` beyond the nearest level (kept in the clock-scaled/fixed
 form above).
 
+Kernel-row loops (a library's ``row_overhead_cycles``, default none). Scalar
+code in planar order runs its innermost loop along one kernel row of a
+windowed convolution: ``flops / (2 kernel)`` loops per kernel, each costing
+those cycles on top of its multiply-accumulates (a 1x1 convolution pays them on
+every one, an 11x11 on one in eleven); they spread over the units like compute.
+
 SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
 useful work (a 3-wide kernel row in 4-wide vectors wastes 1/4); compute
 efficiency is multiplied by ``1 - simd_waste``.
@@ -81,6 +95,9 @@ from dataclasses import dataclass
 from ..ops import OP_KINDS
 from ..spec.soc import ProcessorSpec, SocSpec
 from ..trace import BYTES_PER_ELEMENT
+
+# windowed multiply-accumulate kernels whose scalar loops run along kernel rows
+ROW_LOOP_OPS = ("conv", "dwconv", "deconv")
 
 
 @dataclass(frozen=True)
@@ -252,11 +269,11 @@ class CostModel:
              flops: float, bytes_in: float, bytes_out: float, weight_bytes: float,
              batch: int = 0, kernel: int = 0, stride: int = 0, library: str | None = None,
              fixed_s: float = 0.0, read_stride: float = 0.0, simd_waste: float = 0.0,
-             memory_share: float = 1.0) -> KernelCost:
+             memory_share: float = 1.0, spill: float = 0.0) -> KernelCost:
         """Cost of one kernel (sizes in bytes, ``flops`` in operations, ``fixed_s``
         seconds of processor-independent work; ``library`` picks a kernel-library
         table of the processor, if it has one; ``read_stride`` (bytes),
-        ``simd_waste`` and ``memory_share`` as in the module docstring)."""
+        ``simd_waste``, ``memory_share`` and ``spill`` as in the module docstring)."""
         self.check_support(processor, op, precision)
         proc = self.processors[processor]
         lib = proc.libraries.get(library) if library else None
@@ -281,6 +298,9 @@ class CostModel:
         if simd_waste > 0:
             efficiency *= max(1e-6, 1.0 - simd_waste)
         compute_cycles = flops / (proc.ops_per_cycle[precision] * efficiency * scale_units)
+        if (lib is not None and lib.row_overhead_cycles and kernel > 0
+                and op in ROW_LOOP_OPS):
+            compute_cycles += flops / (2.0 * kernel) * lib.row_overhead_cycles / scale_units
         element = BYTES_PER_ELEMENT[precision]
         strided = read_stride > element and bytes_in > 0
         # a k x k window keeps k rows of every map in flight during one sweep
@@ -315,7 +335,8 @@ class CostModel:
             if math.isinf(level.capacity):
                 dram_bytes = served
                 break
-            beyond = (weight_bytes + activations * miss_ratio(activations, level.capacity)
+            beyond = (weight_bytes
+                      + activations * max(spill, miss_ratio(activations, level.capacity))
                       + (accesses - footprint) * miss_ratio(footprint, level.capacity))
             served = min(served, beyond)
             if strided:
@@ -351,14 +372,15 @@ class CostModel:
                row["bytes_in"], row["bytes_out"], row["weight_bytes"],
                int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")),
                library, float(_get(row, "fixed_s")), float(_get(row, "read_stride")),
-               float(_get(row, "simd_waste")), memory_share)
+               float(_get(row, "simd_waste")), memory_share, float(_get(row, "spill")))
         cost = self._memo.get(key)
         if cost is None:
             cost = self._memo[key] = self.cost(
                 processor, units, op=key[2], pass_=key[3], precision=key[4], flops=key[5],
                 bytes_in=key[6], bytes_out=key[7], weight_bytes=key[8], batch=key[9],
                 kernel=key[10], stride=key[11], library=library, fixed_s=key[13],
-                read_stride=key[14], simd_waste=key[15], memory_share=memory_share)
+                read_stride=key[14], simd_waste=key[15], memory_share=memory_share,
+                spill=key[17])
         return cost
 
 

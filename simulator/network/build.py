@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.links import BandwidthSchedule, Channel
+from ..engine.links import BandwidthSchedule, Channel, Port
 from ..errors import ConfigError
 from ..spec.system import LinkSpec
 from .presets import LINK_PRESETS
@@ -73,7 +73,8 @@ def radio_profile(link: LinkSpec) -> str | None:
 
 
 def build_links(env, links: list[LinkSpec], system, rng: np.random.Generator,
-                record=None, base: Path | None = None) -> None:
+                record=None, base: Path | None = None,
+                port_bandwidths: dict[str, float | None] | None = None) -> None:
     """Add the channels (and radios) of ``links`` to ``system``.
 
     Args:
@@ -83,11 +84,22 @@ def build_links(env, links: list[LinkSpec], system, rng: np.random.Generator,
         rng: the run's random generator.
         record: receives every transfer (the run's recorder).
         base: folder relative paths are resolved against.
+        port_bandwidths: per device, the bandwidth of its one network port (all
+            its links share it), or None.
 
     Raises:
         ConfigError: a link names an unknown device or has a bad trace.
     """
     devices = system.devices
+    ports: dict[tuple[str, str], Port] = {}
+    for name, bandwidth in (port_bandwidths or {}).items():
+        if bandwidth is not None and name in devices:
+            ports[name, "out"] = Port(f"{name}.port.out", bandwidth)
+            ports[name, "in"] = Port(f"{name}.port.in", bandwidth)
+
+    def through(src: str, dst: str) -> list[Port]:
+        return [p for p in (ports.get((src, "out")), ports.get((dst, "in"))) if p is not None]
+
     for i, link in enumerate(links):
         for end in link.between:
             if end not in devices:
@@ -99,10 +111,11 @@ def build_links(env, links: list[LinkSpec], system, rng: np.random.Generator,
         radio = Radio(RADIO_PROFILES[profile], f"{a}.radio") if profile else None
         forward = Channel(env, f"link.{a}-{b}", conditions.uplink, latency=conditions.latency,
                           switch=link.switch, record=record, radio=radio, uplink=True,
-                          network=conditions.network)
+                          network=conditions.network, ports=through(a, b))
         backward = Channel(env, f"link.{b}-{a}", conditions.downlink,
                            latency=conditions.latency, switch=link.switch, record=record,
-                           radio=radio, uplink=False, network=conditions.network)
+                           radio=radio, uplink=False, network=conditions.network,
+                           ports=through(b, a))
         system.add_link(a, b, forward, backward)
         if radio is not None:
             devices[a].attach_radio(radio)

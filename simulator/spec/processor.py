@@ -169,6 +169,12 @@ class LibrarySpec(Strict):
             time hidden under the longer: 1 (the default roofline) for code that
             prefetches or double-buffers (DMA ping-pong), 0 for code whose cache
             misses stall an in-order core (the two add up).
+        row_overhead_cycles: cycles one thread spends entering and leaving the
+            innermost loop of a windowed convolution whose loop runs along one
+            kernel row (planar scalar code: ``kernel`` taps per loop, so a 1x1
+            convolution pays it on every multiply-accumulate): the loop-exit
+            branch and the index arithmetic of the next row. None: no such cost
+            (vector code along channels, tuned libraries).
         source: where the numbers come from (fitted to what).
     """
 
@@ -179,6 +185,7 @@ class LibrarySpec(Strict):
     subgraph_setup: Seconds | None = Field(default=None, ge=0)
     memory_overlap: Fraction | None = Field(default=None, ge=0, le=1)
     wait_activity: Fraction | None = Field(default=None, ge=0, le=1)
+    row_overhead_cycles: float | None = Field(default=None, ge=0)
     source: str | None = None
 
     @field_validator("efficiency")

@@ -126,7 +126,9 @@ class StorageSpec(Strict):
 
     A read occupies the storage for ``latency + bytes / read_bandwidth`` (reads
     queue), drawing ``read_power`` meanwhile; the bytes land in DRAM at its
-    energy per byte. Writes likewise (UFS is full duplex: a read and a write
+    energy per byte. A model load (:meth:`~simulator.engine.storage.Storage.load`)
+    then keeps a CPU core busy for ``load_latency + bytes / load_bandwidth``
+    (deserialisation, allocation, initialisation) at ``load_power``. Writes likewise (UFS is full duplex: a read and a write
     may overlap). See :mod:`simulator.engine.storage`.
 
     Attributes:
@@ -135,6 +137,11 @@ class StorageSpec(Strict):
         latency: fixed time per request (command, first access).
         read_power: power drawn while reading (device and host interface).
         write_power: power drawn while writing (default: read's).
+        load_bandwidth: bytes of model per second the CPU turns into a ready
+            model after they are read (parameter deserialisation, memory
+            allocation, model initialisation); None: loading costs no CPU work.
+        load_latency: fixed CPU time per model load (runtime initialisation).
+        load_power: power the loading CPU core draws above idle meanwhile.
         source: where the numbers come from.
     """
 
@@ -143,6 +150,9 @@ class StorageSpec(Strict):
     latency: Seconds = Field(default=0.0, ge=0)
     read_power: Watts = Field(default=0.0, ge=0)
     write_power: Watts | None = Field(default=None, ge=0)
+    load_bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
+    load_latency: Seconds = Field(default=0.0, ge=0)
+    load_power: Watts = Field(default=0.0, ge=0)
     source: str | None = None
 
 

@@ -17,7 +17,10 @@
         preset: 4g                   # Ofcom 2014 averages + an LTE radio on "device"
         trace: traces/commute.csv    # or a generator: {states: [wifi5, 4g, 3g], ...}
 
-Each direction of a link is its own FIFO channel (full duplex). Processors of
+Each direction of a link is its own FIFO channel (full duplex). A device may
+have one network ``port`` (``devices: {server: {soc: ..., port: 2 GB/s}}``)
+that all its links attach to: a transfer then also holds the sender's outgoing
+and the receiver's incoming side of their ports. Processors of
 another device are named ``server:gpu`` in placements. A link with a radio
 (from its preset or ``radio:``) charges the first device's ``radio`` energy
 component from an RRC state machine (:mod:`simulator.network.radio`).
@@ -43,10 +46,15 @@ class DeviceEntry(Strict):
             required except for the experiment's own device, named ``device``.
         slowdown: every kernel on this device takes this many times longer (a
             slower device of the same kind, e.g. a device tier; DynO's proxy).
+        port: bandwidth of the device's one network port (each direction, full
+            duplex). Every link of the device goes through it, so transfers on
+            different links share it: a parameter server's port carries every
+            board's traffic. None: each link is limited only by itself.
     """
 
     soc: str | None = Field(default=None, description="SoC name under socs/ or a path")
     slowdown: float = Field(default=1.0, gt=0)
+    port: BytesPerSecond | None = Field(default=None, gt=0)
 
 
 class BandwidthGenerator(Strict):

@@ -32,6 +32,7 @@ the parameters and the table (simulated vs measured, error %).
 from __future__ import annotations
 
 import argparse
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -80,9 +81,10 @@ def with_parameters(soc: SocSpec, efficiency: dict[str, float], parallel: dict[s
                      "int8": mnn_table(efficiency[f"{core}.int8"], *ratios)}
             pe = {p: parallel[f"{cluster}.{p}"] for p in ("fp32", "int8")
                   if f"{cluster}.{p}" in parallel}
-            old = spec.libraries.get(LIBRARY)
-            library = LibrarySpec(efficiency=table, parallel_efficiency=pe or None,
-                                  source=old.source if old else None)
+            old = spec.libraries.get(LIBRARY) or LibrarySpec()
+            # only the fitted fields change (per-operator cost, spin-waiting stay)
+            library = old.model_copy(update={"efficiency": table,
+                                             "parallel_efficiency": pe or None})
             update = {"libraries": {**spec.libraries, LIBRARY: library}}
             if power is not None:
                 activity = {**spec.power.precision_activity, "int8": power["int8_activity"]}
@@ -140,15 +142,10 @@ def table(soc: SocSpec) -> list[dict]:
     return rows
 
 
-def fast_time(soc: SocSpec, method: str, cpu: str, cpu_freq: str = "max") -> float:
-    """Seconds of one batch at the top OPPs (``max``) or the OS floors (``min``)
-    without the engine: the policies run one operator at a time, each taking its
-    slowest thread (equal to the engine's result on the CPU, where no data
-    crosses address spaces)."""
-    from policies.mandheling.cpu import thread_pool, thread_share
-    from simulator.engine.dvfs import FrequencyDomain
+@lru_cache(maxsize=4)
+def _step_records(method: str) -> tuple[dict, ...]:
+    """The kernels one VGG-16 batch of ``method`` runs (MNN's own operators)."""
     from simulator.engine.simulation import build_trace
-    from simulator.hardware.cost import CostModel
     from simulator.spec.experiment import WorkloadSpec
     from workloads.frameworks import apply_framework
     from workloads.mixed_precision import apply_algorithm
@@ -157,6 +154,19 @@ def fast_time(soc: SocSpec, method: str, cpu: str, cpu_freq: str = "max") -> flo
     if method == "mnn-int8":
         trace = apply_algorithm(trace, "niti")
     trace = apply_framework(trace, LIBRARY)  # the policies run MNN's own operators
+    return tuple(trace.table.to_dict("records"))
+
+
+def fast_time(soc: SocSpec, method: str, cpu: str, cpu_freq: str = "max") -> float:
+    """Seconds of one batch at the top OPPs (``max``) or the OS floors (``min``)
+    without the engine: the policies run one operator at a time, each taking its
+    slowest thread (equal to the engine's result on the CPU, where no data
+    crosses address spaces)."""
+    from policies.mandheling.cpu import thread_pool, thread_share
+    from simulator.engine.dvfs import FrequencyDomain
+    from simulator.hardware.cost import CostModel
+
+    records = _step_records(method)
     model = CostModel(soc)
     specs = soc.processors()
     pool = thread_pool(specs, cpu, LIBRARY)
@@ -167,7 +177,7 @@ def fast_time(soc: SocSpec, method: str, cpu: str, cpu_freq: str = "max") -> flo
         frequency[placement.processor] = domain.frequencies[
             domain.top if cpu_freq == "max" else domain.floor]
     total = 0.0
-    for record in trace.table.to_dict("records"):
+    for record in records:
         total += max(model.kernel_cost(p.processor, p.units, thread_share(record, f),
                                        p.library).duration(frequency[p.processor])
                      for p, f in pool)

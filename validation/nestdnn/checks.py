@@ -7,9 +7,15 @@ Source: Fang, Zeng, Zhang, "NestDNN", MobiCom'18, restated in
   start probability is fitted to these, so they check the fit and the
   100-simulation sampling; tolerance +-3 points);
 * model sizes (multi-capacity and independent) and average upgrade traffic
-  per app (the capacities are fitted to them: calibration, not prediction;
-  VS's traffic row is inconsistent with its own sizes, so ``derive.py`` leaves
-  it out of VS's fit: those three are predictions, and fail);
+  per app (the capacities are fitted to them: calibration, not prediction).
+  VS's traffic row is inconsistent with its own sizes: every reading of
+  "average switching traffic" that fits the other five apps (the mean over
+  all upgrade pairs; the mean over one-step upgrades is impossible already
+  for VC) needs an independent page-in of at least 0.4 x 12.9 MB, not 1.7 MB.
+  We follow the sizes, which the table's column totals confirm (524.6 and
+  1112.0 MB are the sums with VS's 12.9 and 19.8), and read VS's traffic row
+  as misprinted: ``derive.py`` leaves it out of VS's fit and its three checks
+  are ``exception`` with that reason (shown, not counted);
 * the paper's headline claims "as much as 4.2 % higher accuracy, 2.0x frame
   rate, 1.7x less energy" over the baseline, as maxima over a reduced alpha
   sweep of the simulated benchmark (one app schedule; predictions).
@@ -94,9 +100,11 @@ for _app, _refs in PAPER_SIZES.items():
     for _i, ((_field, _tol, _note), _ref) in enumerate(zip(_FIELDS, _refs)):
         _fitted = _traffic_fitted or _field in _SIZE_FIELDS
         check(f"nestdnn.size.{_app}.{_field}", reference=_ref, unit="MB", tolerance_pct=_tol,
-              group="nestdnn", status="calibration" if _fitted else "prediction",
-              reason="" if _fitted else "left out of the fit: inconsistent with the app's "
-                                        "own sizes (validation/nestdnn/derive.py)",
+              group="nestdnn", status="calibration" if _fitted else "exception",
+              reason="" if _fitted else "the paper's row contradicts its own sizes (any "
+                                        "independent page-in >= 0.4 x the largest model; "
+                                        "totals confirm the sizes): not fitted, read as "
+                                        "misprinted",
               source=f"{SOURCE}, model size/switching table "
                      f"({_note if _fitted else 'not fitted'})")(
             lambda app=_app, i=_i: model_sizes()[app][i])
@@ -113,12 +121,12 @@ def headline() -> dict[str, float]:
     from simulator.bundled import experiments_dir
     from simulator.runner import run_experiment
 
-    alphas = [0.001, 0.1, 0.3, 1.0, 5.0]
+    alphas = [0.0001, 0.001, 0.003, 0.01, 0.1]  # latency in units of each app's goal
     names = ["nestdnn-baseline"] + ["nestdnn-mintotal"] * len(alphas)
     sweep = run_experiment(experiments_dir() / "nestdnn" / "alpha-sweep.yaml",
                            overrides={"sweep": {"policy.lifecycle.seed": [0],
                                                 "zip": {"policy.name": names,
-                                                        "policy.alpha": [0.3, *alphas]}}})
+                                                        "policy.alpha": [0.01, *alphas]}}})
     results = sweep.results
     base = results[results["policy.name"] == "nestdnn-baseline"].iloc[0]
     nest = results[results["policy.name"] == "nestdnn-mintotal"]
@@ -133,5 +141,5 @@ for _name, _ref, _unit in (("accuracy_gain", 4.2, "points"), ("frame_rate_gain",
     check(f"nestdnn.headline.{_name}", reference=_ref, unit=_unit, tolerance_pct=50.0,
           group="nestdnn", status="prediction",
           source=f"{SOURCE}, abstract: 'as much as' over the baseline (MinTotalCost, max "
-                 "over alpha 0.001-5, one app schedule; prediction)")(
+                 "over alpha 1e-4..0.1, one app schedule; prediction)")(
         lambda name=_name: headline()[name])

@@ -9,7 +9,13 @@ curve piecewise linearly between consecutive alphas gives
 * the accuracy gain at equal frame rate: the scheme's accuracy gain where its
   frame rate crosses the baseline's;
 * the energy ratio: the scheme's energy per inference at equal accuracy gain
-  over the baseline's.
+  over the baseline's (the phone's energy over all frames, and the per-app
+  attribution ``app_energy_per_inference_j``: each app's share of the energy
+  over its own frames, averaged over apps);
+* the knee of the scheme's alpha sweep: the point of its (frame rate,
+  accuracy gain) curve farthest above the chord joining its two ends, both
+  axes scaled to [0, 1] (the "Kneedle" rule, as the baseline models' knee),
+  i.e. where trading more accuracy for frame rate stops paying off.
 
 ``python -m validation.nestdnn.report RESULTS_FOLDER`` prints them for an
 ``experiments/nestdnn/alpha-sweep.yaml`` output folder (means over the
@@ -44,6 +50,25 @@ def crossing(xs: np.ndarray, ys: np.ndarray, level: float) -> float:
     return float(xs[-1]) if len(xs) and ys[-1] == level else math.nan
 
 
+def knee(rates: np.ndarray, gains: np.ndarray) -> int:
+    """Index of the knee of a (frame rate, accuracy gain) curve ordered by alpha.
+
+    Both axes are scaled to [0, 1] over the curve; the knee is the point
+    farthest above the chord from the most accurate end to the fastest end.
+    """
+    if len(rates) < 3:
+        return 0
+    x = (rates - rates.min()) / (np.ptp(rates) or 1.0)
+    y = (gains - gains.min()) / (np.ptp(gains) or 1.0)
+    a, b = int(np.argmax(y - 1e-9 * x)), int(np.argmax(x - 1e-9 * y))
+    (x0, y0), (x1, y1) = (x[a], y[a]), (x[b], y[b])
+    length = np.hypot(x1 - x0, y1 - y0) or 1.0
+    # signed distance above the chord (positive on the side away from the origin)
+    above = ((x1 - x0) * (y - y0) - (y1 - y0) * (x - x0)) / length
+    return int(np.argmax(-above if (x1 - x0) * (0 - y0) - (y1 - y0) * (0 - x0) > 0
+                         else above))
+
+
 def tradeoffs(results: pd.DataFrame, rate: str = "frame_rate_fps") -> dict[str, dict]:
     """Per scheme: frame-rate gain, accuracy gain and energy ratio against the baseline.
 
@@ -68,7 +93,23 @@ def tradeoffs(results: pd.DataFrame, rate: str = "frame_rate_fps") -> dict[str, 
         energy = curve["energy_per_inference_j"].to_numpy(float)
         at_zero = crossing(alpha, gain, 0.0)  # alpha of equal accuracy
         at_rate = crossing(alpha, rates, base_rate)  # alpha of equal frame rate
-        out[label] = {
+        k = knee(rates, gain)
+        extra = {"knee_alpha": float(alpha[k]), "knee_rate": float(rates[k]),
+                 "knee_rate_gain": float(rates[k]) / base_rate,
+                 "knee_accuracy_gain": float(gain[k])}
+        if "app_energy_per_inference_j" in curve:
+            app_energy = curve["app_energy_per_inference_j"].to_numpy(float)
+            base_app = float(base["app_energy_per_inference_j"].mean())
+            extra["app_energy_ratio_at_equal_accuracy"] = (
+                float(np.interp(at_zero, alpha, app_energy)) / base_app
+                if not math.isnan(at_zero) else math.nan)
+            extra["app_energy_ratio_at_equal_rate"] = (
+                float(np.interp(at_rate, alpha, app_energy)) / base_app
+                if not math.isnan(at_rate) else math.nan)
+        extra["energy_ratio_at_equal_rate"] = (
+            float(np.interp(at_rate, alpha, energy)) / base_energy
+            if not math.isnan(at_rate) else math.nan)
+        out[label] = {**extra,
             "baseline_rate": base_rate,
             "rate_gain_at_equal_accuracy": float(np.interp(at_zero, alpha, rates)) / base_rate
             if not math.isnan(at_zero) else math.nan,
@@ -97,6 +138,13 @@ def main(argv: list[str] | None = None) -> None:
                   f"equal accuracy {row['energy_ratio_at_equal_accuracy']:.2f}x the baseline's; "
                   f"max accuracy gain {row['max_accuracy_gain']:+.2f} points, max frame-rate "
                   f"gain {row['max_rate_gain']:.2f}x")
+            print(f"    knee of the alpha sweep: alpha {row['knee_alpha']:g}, "
+                  f"{row['knee_rate']:.2f}/s ({row['knee_rate_gain']:.2f}x the baseline), "
+                  f"{row['knee_accuracy_gain']:+.2f} points; energy per inference at equal "
+                  f"frame rate {row['energy_ratio_at_equal_rate']:.2f}x; per-app attributed "
+                  f"energy per inference {row.get('app_energy_ratio_at_equal_accuracy', math.nan):.2f}x"
+                  f" (equal accuracy) / {row.get('app_energy_ratio_at_equal_rate', math.nan):.2f}x"
+                  " (equal frame rate)")
 
 
 if __name__ == "__main__":

@@ -25,8 +25,10 @@ PREDICTION_TOLERANCE = 25.0
 DISTRIBUTED_MODELS = ("mobilenet_v1", "resnet101", "bert_l")
 BOARDS = 4
 # SRIO 2.x, 4 lanes x 5 Gbaud with 8b/10b coding: 2 GB/s per direction (V TI SRIO guide,
-# via hardware-facts.md: the C6678 has SRIO); switch latency E.
+# via hardware-facts.md: the C6678 has SRIO); switch latency E. Each board has one SRIO port
+# (its 4 lanes) into the switch, which every link of the board goes through.
 SRIO = {"bandwidth": "2 GB/s", "latency": "2 us"}
+SRIO_PORT = "2 GB/s"
 
 
 @lru_cache(maxsize=None)
@@ -57,13 +59,16 @@ _range("xenos.c6678.vo_reduction", refs.VO_REDUCTION_PCT, "%", _vo, "xenos-predi
 
 
 def distributed_experiment(model: str, boards: int, partition: str = "mixed",
-                           sync: str = "ring", link: dict | None = None) -> dict:
-    """The d-Xenos experiment mapping: ``boards`` C6678 boards, every pair linked."""
+                           sync: str = "ring", link: dict | None = None,
+                           port: str | None = SRIO_PORT) -> dict:
+    """The d-Xenos experiment mapping: ``boards`` C6678 boards, every pair linked
+    through a switch, each board's links sharing its one ``port`` (None: no port)."""
     names = ["device", *(f"board{i}" for i in range(1, boards))]
     link = link or SRIO
+    ports = {"port": port} if port is not None else {}
     return {
         "name": "d-xenos", "soc": refs.SOC, "workload": {"model": model},
-        "devices": {n: {"soc": refs.SOC} for n in names[1:]},
+        "devices": {"device": ports, **{n: {"soc": refs.SOC, **ports} for n in names[1:]}},
         "links": [{"between": [a, b], **link} for i, a in enumerate(names)
                   for b in names[i + 1:]],
         "policy": {"name": "d-xenos", "partition": partition, "sync": sync},

@@ -14,6 +14,15 @@ and builds the insertion plan greedily: start with an exit at every candidate,
 then repeatedly remove the exit of lowest quality as long as the total
 computation decreases; stop when removing one would increase it.
 
+When a model offers several exit designs per position (``heads`` of the
+``early_exit`` model), the design of each position is chosen first
+(:func:`choose_designs`): the one of highest quality alone at its position,
+i.e. the best ratio of computation avoided to computation spent; the
+insertion plan then runs on the chosen exits. (The dissertation searches
+exit architectures per position; the text available to us stops before its
+details, so this is our reading: same objective, the exit quality.)
+:func:`stage_ends` gives the fixed positions of a BranchyNet-style baseline.
+
 Costs are in any additive unit; the FlexDNN policy uses each kernel's
 simulated time on its processor (so the plan accounts for what the SoC does
 with small and large layers, not just FLOPs).
@@ -195,3 +204,37 @@ def insertion_plan(costs: ExitCosts, cutoff: dict[int, float], difficulty: np.nd
             break
         inserted, current = trial, cost
     return InsertionPlan(tuple(inserted), current, tuple(history))
+
+
+def positions(structure: ExitStructure) -> list[list[int]]:
+    """Exits grouped by the backbone row they read (one group per position, in order)."""
+    groups: dict[int, list[int]] = {}
+    for j in structure.exits:
+        groups.setdefault(structure.attach[j], []).append(j)
+    return [groups[p] for p in sorted(groups)]
+
+
+def choose_designs(costs: ExitCosts, cutoff: dict[int, float], difficulty: np.ndarray,
+                   groups: Sequence[Sequence[int]]) -> list[int]:
+    """Per position, the exit design of highest quality alone there (see the module).
+
+    Ties go to the cheaper branch, then to the earlier design.
+    """
+    chosen = []
+    for group in groups:
+        def solo(j: int) -> tuple[float, float, int]:
+            taken = exits_taken(difficulty, [j], cutoff)
+            return (qualities(costs, [j], taken)[j], -costs.head[j], -j)
+        chosen.append(max(group, key=solo))
+    return chosen
+
+
+def stage_ends(structure: ExitStructure, out_h: Sequence[float],
+               groups: Sequence[Sequence[int]]) -> list[int]:
+    """Positions (indices into ``groups``) that end a resolution stage of the backbone.
+
+    A position ends a stage when the next position's feature map is smaller; the
+    last position (just before the final classifier) is not an exit.
+    """
+    size = [out_h[structure.backbone[structure.attach[g[0]]]] for g in groups]
+    return [i for i in range(len(groups) - 1) if size[i + 1] < size[i]]

@@ -37,7 +37,9 @@ def profile_latencies(apps: dict[str, AppProfile], soc: SocSpec, processor: str,
         options = tuple(sorted(app.options.items()))
         latencies = [_latency(key, processor, cores, app.model, options, d.width)
                      if d.latency is None else d.latency for d in app.descendants]
-        out[name] = app.with_latencies(latencies)
+        baseline = [_latency(key, processor, cores, app.model, options, d.width)
+                    if d.latency is None else d.latency for d in app.baseline_models]
+        out[name] = app.with_latencies(latencies, baseline)
     return out
 
 

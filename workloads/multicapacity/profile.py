@@ -21,6 +21,28 @@ with the share of filters pruned, ``max_drop`` being what pruning everything
 would cost; concave for ``exponent > 1``, so smaller descendants lose more
 accuracy per filter removed. Any derived number can be replaced by a measured
 one (``accuracy``, ``latency``, ``memory``, ``flops`` per descendant).
+
+**The baseline** an app is compared with is not a descendant: it is the
+status quo, a separately trained, off-the-shelf compressed model per app
+(NestDNN's baseline), one point of that app's own accuracy-vs-size curve of
+independently compressed models. A profile gives that curve per app under
+``baseline:`` (measured models with ``capacity`` and ``accuracy``, or the
+same documented curve with its own ``max_drop``); by default the baseline
+models have the descendants' capacities (the same architecture at the same
+width, hence the same trace, FLOPs, memory and latency) and the accuracy
+curve of the descendants with ``max_drop`` scaled by the profile's
+``baseline_drop_ratio`` (an assumption: the dissertation reports that
+descendants are more accurate than independently compressed models of equal
+size, but not by how much in the text available to us). The baseline model
+of an app is the knee of *its own* curve (:meth:`AppProfile.baseline_knee`).
+An app with measured descendant accuracies, no accuracy curve and no
+``baseline:`` falls back to its knee descendant.
+
+**Goals** (NestDNN's ``A_min(v)``, ``L_max(v)``): ``min_accuracy`` defaults
+to the app's most accurate descendant; ``max_latency`` is a time, or
+``fastest`` (the default of the bundled profile): the app's fastest
+descendant alone on the processor, so each goal is the best the app's own
+model can do and every app's latency is measured against its own scale.
 """
 
 from __future__ import annotations
@@ -28,7 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -76,6 +98,31 @@ class PaperSizes(Strict):
     independent_upgrade_out: Bytes = Field(ge=0)
 
 
+class BaselineSpec(Strict):
+    """An app's baseline: its curve of independently compressed models.
+
+    Attributes:
+        models: the models, smallest first (``capacity``: filter fraction of the
+            app's largest descendant; measured ``accuracy``, ``latency``,
+            ``memory``, ``flops`` optional). Default: the descendants' capacities.
+        top_accuracy: accuracy of the uncompressed model (default: the app's).
+        max_drop: the curve's scale (default: the app's ``max_drop`` times the
+            profile's ``baseline_drop_ratio``).
+    """
+
+    models: list[DescendantSpec] | None = Field(default=None, min_length=1)
+    top_accuracy: float | None = Field(default=None, gt=0, le=1)
+    max_drop: float | None = Field(default=None, ge=0, lt=1)
+
+    @model_validator(mode="after")
+    def _shape(self) -> BaselineSpec:
+        if self.models is not None:
+            caps = [d.capacity for d in self.models]
+            if caps != sorted(caps) or len(set(caps)) != len(caps):
+                raise ValueError("baseline model capacities must strictly increase")
+        return self
+
+
 class AppSpec(Strict):
     """One app of a profile file.
 
@@ -90,6 +137,7 @@ class AppSpec(Strict):
         min_accuracy: the app's accuracy goal (default: the largest's accuracy).
         max_latency: the app's latency goal (default: the profile's).
         paper: the paper's size figures, when the capacities were fitted to them.
+        baseline: the app's independently compressed models (see the module docstring).
     """
 
     description: str = ""
@@ -102,6 +150,7 @@ class AppSpec(Strict):
     min_accuracy: float | None = Field(default=None, gt=0, le=1)
     max_latency: Seconds | None = Field(default=None, gt=0)
     paper: PaperSizes | None = None
+    baseline: BaselineSpec | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> AppSpec:
@@ -117,14 +166,29 @@ class AppSpec(Strict):
 
 
 class ProfileFile(Strict):
-    """A profile file: apps and the shared accuracy-curve exponent and goals."""
+    """A profile file: apps and the shared accuracy-curve exponent and goals.
+
+    Attributes:
+        accuracy_exponent: exponent of the accuracy curves.
+        max_latency: latency goal of every app without its own: a time, or
+            ``fastest`` (each app's fastest descendant alone on the processor).
+        baseline_drop_ratio: ``max_drop`` of an app's baseline curve over its
+            descendants' (where the app gives no baseline ``max_drop``).
+    """
 
     name: str
     description: str = ""
     source: str = ""
     accuracy_exponent: float = Field(default=2.0, ge=1)
-    max_latency: Seconds = Field(default=1 / 30, gt=0)
+    max_latency: Seconds | Literal["fastest"] = Field(default=1 / 30)
+    baseline_drop_ratio: float = Field(default=1.0, ge=0)
     apps: dict[str, AppSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _goal(self) -> ProfileFile:
+        if self.max_latency != "fastest" and not self.max_latency > 0:
+            raise ValueError("max_latency must be a positive time or 'fastest'")
+        return self
 
 
 @dataclass(frozen=True)
@@ -161,7 +225,10 @@ class AppProfile:
         options: its builder keywords.
         descendants: smallest first.
         min_accuracy: accuracy goal (fraction).
-        max_latency: latency goal (s).
+        max_latency: latency goal (s); None: the fastest descendant's latency
+            (known once latencies are filled in).
+        baseline_models: the app's independently compressed models, smallest
+            first (the baseline is their knee, :meth:`baseline_knee`).
     """
 
     name: str
@@ -170,7 +237,8 @@ class AppProfile:
     options: dict
     descendants: tuple[Descendant, ...]
     min_accuracy: float
-    max_latency: float
+    max_latency: float | None
+    baseline_models: tuple[Descendant, ...] = ()
 
     def trace(self, index: int) -> Trace:
         """Inference kernel trace (batch 1, FP32) of descendant ``index``."""
@@ -181,26 +249,56 @@ class AppProfile:
     def largest(self) -> Descendant:
         return self.descendants[-1]
 
-    def with_latencies(self, latencies: list[float]) -> AppProfile:
-        """This profile with simulated latencies filled in where none was measured."""
+    def with_latencies(self, latencies: list[float],
+                       baseline_latencies: list[float] | None = None) -> AppProfile:
+        """This profile with simulated latencies filled in where none was measured.
+
+        A ``fastest`` latency goal becomes the fastest descendant's latency.
+        """
         new = tuple(d if d.latency is not None else replace(d, latency=lat)
                     for d, lat in zip(self.descendants, latencies))
-        return replace(self, descendants=new)
+        base = tuple(d if d.latency is not None else replace(d, latency=lat)
+                     for d, lat in zip(self.baseline_models, baseline_latencies or
+                                       [None] * len(self.baseline_models)))
+        goal = self.max_latency if self.max_latency is not None else min(
+            d.latency for d in new)
+        return replace(self, descendants=new, baseline_models=base, max_latency=goal)
 
     def knee(self) -> int:
-        """Index of the knee of the accuracy-vs-memory curve (the baseline model).
+        """Index of the knee of the descendants' accuracy-vs-memory curve."""
+        return knee_of(self.descendants)
 
-        Both axes are scaled to [0, 1] between the seed and the largest
-        descendant; the knee is the descendant farthest above the chord joining
-        them (the "Kneedle" rule), i.e. where more memory stops paying off.
-        """
-        sizes = [d.memory for d in self.descendants]
-        accs = [d.accuracy for d in self.descendants]
-        if len(sizes) == 1 or accs[-1] == accs[0]:
-            return len(sizes) - 1
-        span_s, span_a = sizes[-1] - sizes[0], accs[-1] - accs[0]
-        gaps = [(a - accs[0]) / span_a - (s - sizes[0]) / span_s for s, a in zip(sizes, accs)]
-        return max(range(len(gaps)), key=lambda i: (gaps[i], -i))
+    def baseline_knee(self) -> int:
+        """Index of the baseline model: the knee of the baseline models' own curve."""
+        return knee_of(self.baseline_models or self.descendants)
+
+    def as_baseline(self) -> AppProfile:
+        """This app with its baseline models in place of the descendants (what the
+        status quo runs); the accuracy goal stays the multi-capacity model's."""
+        if not self.baseline_models:
+            return self
+        return replace(self, descendants=self.baseline_models)
+
+    def baseline_accuracy(self) -> float:
+        """Accuracy of the app's baseline model (what gains are measured against)."""
+        models = self.baseline_models or self.descendants
+        return models[self.baseline_knee()].accuracy
+
+
+def knee_of(models: tuple[Descendant, ...]) -> int:
+    """Index of the knee of an accuracy-vs-memory curve ("Kneedle").
+
+    Both axes are scaled to [0, 1] between the smallest and the largest model;
+    the knee is the model farthest above the chord joining them, i.e. where more
+    memory stops paying off.
+    """
+    sizes = [d.memory for d in models]
+    accs = [d.accuracy for d in models]
+    if len(sizes) == 1 or accs[-1] == accs[0]:
+        return len(sizes) - 1
+    span_s, span_a = sizes[-1] - sizes[0], accs[-1] - accs[0]
+    gaps = [(a - accs[0]) / span_a - (s - sizes[0]) / span_s for s, a in zip(sizes, accs)]
+    return max(range(len(gaps)), key=lambda i: (gaps[i], -i))
 
 
 @lru_cache(maxsize=256)
@@ -247,7 +345,10 @@ def load_profiles(name: str | Path = "nestdnn") -> dict[str, AppProfile]:
         app name -> profile, in file order.
     """
     spec = read_profile_file(name)
-    return {app: build_profile(app, entry, spec) for app, entry in spec.apps.items()}
+    try:
+        return {app: build_profile(app, entry, spec) for app, entry in spec.apps.items()}
+    except ConfigError as err:
+        raise err.within(file=str(profile_path(name))) from None
 
 
 def build_profile(name: str, app: AppSpec, spec: ProfileFile) -> AppProfile:
@@ -258,21 +359,52 @@ def build_profile(name: str, app: AppSpec, spec: ProfileFile) -> AppProfile:
                if app.top_accuracy is not None and app.max_drop is not None
                else [None] * len(capacities))
     options = tuple(sorted(app.options.items()))
-    descendants = []
-    for index, (entry, acc) in enumerate(zip(app.descendants, derived)):
+    descendants = _models(app, app.descendants, derived, options)
+    top = descendants[-1].accuracy
+    goal = app.max_latency if app.max_latency is not None else spec.max_latency
+    return AppProfile(name=name, description=app.description, model=app.model,
+                      options=dict(app.options), descendants=descendants,
+                      min_accuracy=app.min_accuracy if app.min_accuracy is not None else top,
+                      max_latency=None if goal == "fastest" else float(goal),
+                      baseline_models=_baseline(name, app, spec, options))
+
+
+def _models(app: AppSpec, entries: list[DescendantSpec], derived: list, options: tuple
+            ) -> tuple[Descendant, ...]:
+    """Descendants (or baseline models) with FLOPs and memory from their traces."""
+    out = []
+    for index, (entry, acc) in enumerate(zip(entries, derived)):
         width = app.width * entry.capacity
-        trace = descendant_trace(app.model, options, width)
-        table = trace.table
-        descendants.append(Descendant(
+        table = descendant_trace(app.model, options, width).table
+        out.append(Descendant(
             index=index, capacity=entry.capacity, width=width,
             accuracy=entry.accuracy if entry.accuracy is not None else acc,
             flops=entry.flops if entry.flops is not None else float(table["flops"].sum()),
             memory=entry.memory if entry.memory is not None
             else float(table["weight_bytes"].sum()),
             latency=entry.latency))
-    top = descendants[-1].accuracy
-    return AppProfile(name=name, description=app.description, model=app.model,
-                      options=dict(app.options), descendants=tuple(descendants),
-                      min_accuracy=app.min_accuracy if app.min_accuracy is not None else top,
-                      max_latency=app.max_latency if app.max_latency is not None
-                      else spec.max_latency)
+    return tuple(out)
+
+
+def _baseline(name: str, app: AppSpec, spec: ProfileFile, options: tuple
+              ) -> tuple[Descendant, ...]:
+    """The app's independently compressed models (see the module docstring)."""
+    base = app.baseline or BaselineSpec()
+    entries = base.models if base.models is not None else [
+        DescendantSpec(capacity=d.capacity) for d in app.descendants]
+    top = base.top_accuracy if base.top_accuracy is not None else app.top_accuracy
+    drop = base.max_drop if base.max_drop is not None else (
+        app.max_drop * spec.baseline_drop_ratio if app.max_drop is not None else None)
+    if app.baseline is None and (top is None or drop is None):
+        return ()  # measured descendants and no baseline curve: the descendants' knee
+    if any(e.accuracy is None for e in entries):
+        if top is None or drop is None:
+            raise ConfigError("baseline models without an accuracy need top_accuracy and "
+                              "max_drop", path=f"apps.{name}.baseline")
+        if drop >= 1:
+            raise ConfigError(f"the baseline curve's max_drop must be < 1; got {drop:g} "
+                              "(max_drop x baseline_drop_ratio)", path=f"apps.{name}.baseline")
+    derived = derived_accuracy([e.capacity for e in entries], top, drop,
+                               spec.accuracy_exponent) if top is not None and \
+        drop is not None else [None] * len(entries)
+    return _models(app, entries, derived, options)
