@@ -27,16 +27,25 @@ class OpKind:
             (convolutions and pooling), which raises cache traffic when the
             working set does not fit.
         description: one line for ``socsim list ops``.
+        parent: a kind whose efficiency keys apply when a table has none for
+            this one (``group_conv`` falls back to ``conv``), before the category.
     """
 
     name: str
     category: str
     window_reuse: bool = False
     description: str = ""
+    parent: str | None = None
 
 
 _KINDS = [
     OpKind("conv", "compute", True, "2-D convolution (groups column for grouped conv)"),
+    # Its own kind because frameworks run it with other kernels than a dense
+    # convolution (TFLite: the single-threaded reference kernel); tables without
+    # a group_conv entry cost it as a conv.
+    OpKind("group_conv", "compute", True,
+           "grouped 2-D convolution (1 < groups < channels; conv keys if none of its own)",
+           parent="conv"),
     OpKind("dwconv", "compute", True, "depthwise 2-D convolution"),
     OpKind("deconv", "compute", True, "transposed convolution"),
     OpKind("fc", "compute", False, "fully connected layer"),
@@ -86,6 +95,15 @@ _KINDS = [
 
 OP_KINDS: dict[str, OpKind] = {kind.name: kind for kind in _KINDS}
 CATEGORIES = ("compute", "elementwise", "reduction", "data_movement")
+
+
+def check_op(value: str, *extra: str) -> str:
+    """``value`` if it is an op kind (or one of ``extra``, e.g. a placeholder);
+    ValueError naming the choices otherwise (for schema validators)."""
+    if value not in OP_KINDS and value not in extra:
+        allowed = " or ".join([*(repr(e) for e in extra), "an op kind"])
+        raise ValueError(f"op must be {allowed}; got {value!r}")
+    return value
 
 
 def op_kind(name: str) -> OpKind:

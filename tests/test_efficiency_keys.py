@@ -24,7 +24,7 @@ from simulator.spec.experiment import ExperimentSpec
 from workloads.frameworks import FRAMEWORKS, apply_framework
 from workloads.generate import generate_trace
 from workloads.importers import mobile_ml_benchmark, onnx_model
-from workloads.mixed_precision import apply_algorithm, algorithm_names
+from workloads.mixed_precision import algorithm_names, apply_algorithm
 from workloads.zoo import MODELS
 
 PASSES = ("fwd", "bwd_data", "bwd_weight", "update", "other")

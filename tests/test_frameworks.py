@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.errors import ConfigError
 from simulator.engine.simulation import simulate
+from simulator.errors import ConfigError
 from simulator.spec.experiment import ExperimentSpec
 from workloads.frameworks import FRAMEWORKS, apply_framework, load_framework
 from workloads.generate import generate_trace

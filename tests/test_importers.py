@@ -87,7 +87,7 @@ def test_operations_map_to_kinds_with_flops_bytes_and_weights(tmp_path):
     ]
     trace = import_mobile_ml_benchmark(ops_csv(tmp_path, rows), None)["m"]
     t = trace.table.sort_values("id").reset_index(drop=True)
-    assert list(t["op"]) == ["conv", "dwconv", "conv", "maxpool", "avgpool", "global_pool", "fc"]
+    assert list(t["op"]) == ["conv", "dwconv", "group_conv", "maxpool", "avgpool", "global_pool", "fc"]
     assert list(t["flops"]) == [2 * 4 * 4 * 8 * 27, 2 * 16 * 8 * 9, 2 * 16 * 16 * 2,
                                 256, 64, 16, 320]
     assert list(t["groups"]) == [1, 8, 4, 0, 0, 0, 1]
@@ -276,7 +276,7 @@ def test_calibration_op_lists_match_end_to_end_flops(tmp_path):
     for trace in traces.values():
         sinks = {row for row in range(len(trace)) if not trace.succs[row]}
         assert len(sinks) == 1   # every inferred branch is joined back
-        assert (trace.table["op"].isin(["conv", "dwconv", "fc"])
+        assert (trace.table["op"].isin(["conv", "group_conv", "dwconv", "fc"])
                 == (trace.table["weight_bytes"] > 0)).all()
 
 

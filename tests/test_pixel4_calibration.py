@@ -50,3 +50,28 @@ def test_parameters_round_trip():
     cycles = [soc.cpu[c].dispatch_overhead * soc.cpu[c].opps[-1].frequency
               for c in ("prime", "gold")]
     assert cycles[0] == pytest.approx(cycles[1], rel=1e-3)
+
+
+def test_folds_partition_the_models_deterministically():
+    models = [f"m{i}" for i in range(30)]
+    folds = pixel4.folds(models, k=5, seed=0)
+    assert [len(f) for f in folds] == [6] * 5
+    assert sorted(m for f in folds for m in f) == sorted(models)
+    assert folds == pixel4.folds(models, k=5, seed=0)
+    assert folds != pixel4.folds(models, k=5, seed=1)
+
+
+def test_every_measured_configuration_is_fitted(cal):
+    names = {c.name for c in pixel4.fit_configs(cal)}
+    assert {c.name for c in pixel4.TARGETS} <= names
+    # the thread counts the targets leave out separate INT8 thread scaling from efficiency
+    assert {"int8.1small", "int8.2med", "fp32.2small"} <= names
+
+
+def test_grouped_convolutions_import_as_group_conv(cal):
+    """The five regnet/resnext models: found from the op kind, kept in the CPU fits."""
+    assert sorted(cal.grouped) == ["regnetx006", "regnetx016", "regnety016",
+                                   "resnext26_16x4d", "resnext26_32x4d"]
+    for model in cal.grouped:
+        ops = cal.traces["int8"][model].table["op"]
+        assert (ops == "group_conv").any() and (ops == "conv").any()

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from simulator.ops import OP_KINDS, PASSES, PRECISIONS
+from simulator.ops import OP_KINDS, PASSES, PRECISIONS, check_op
 from simulator.trace import BYTES_PER_ELEMENT
 
 MAIN = "$op"  # marks the step that performs the original kernel's work
@@ -80,9 +80,7 @@ class Step(_Strict):
     @field_validator("op")
     @classmethod
     def _known_op(cls, value: str) -> str:
-        if value != MAIN and value not in OP_KINDS:
-            raise ValueError(f"op must be {MAIN!r} or an op kind; got {value!r}")
-        return value
+        return check_op(value, MAIN)
 
     @field_validator("precision")
     @classmethod

@@ -33,11 +33,10 @@ import math
 from pathlib import Path
 
 import pandas as pd
-from pydantic import ValidationError
 
-from simulator.errors import ConfigError, yaml_path
+from simulator.errors import ConfigError
 from simulator.registry import Registry
-from simulator.spec.yamlio import read_yaml
+from simulator.spec.yamlio import read_yaml, validate
 from simulator.trace import BYTES_PER_ELEMENT, Trace, trace_from_table
 from workloads.algorithm_schema import (  # noqa: F401  (re-exported: the file format)
     MAIN,
@@ -89,12 +88,7 @@ def load_algorithm(name_or_path: str | Path = DEFAULT_ALGORITHM) -> Algorithm:
     data = read_yaml(path)  # bounded: size, depth, aliases, numbers
     if not isinstance(data, dict):
         raise ConfigError("an algorithm file must be a mapping", file=str(path))
-    try:
-        return Algorithm.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        message = error["msg"].removeprefix("Value error, ")
-        raise ConfigError(message, file=str(path), path=yaml_path(error["loc"])) from None
+    return validate(Algorithm, data, file=str(path))
 
 
 # ------------------------------------------------------------ translation

@@ -3,7 +3,9 @@
 A hierarchical roofline. A kernel on ``k`` units of a processor needs
 
 * compute: ``flops / (ops_per_cycle[precision] * efficiency[op] * scale(k))``
-  cycles, where ``scale(k) = 1 + (k - 1) * parallel_efficiency``;
+  cycles, where ``scale(k) = 1 + (k - 1) * parallel_efficiency`` (per
+  precision if the processor gives a mapping; ``k = 1`` for the processor's
+  ``serial_ops``, single-threaded kernels);
 * memory: at every level of its memory hierarchy (private caches, shared
   caches, DRAM), the bytes that missed all nearer levels divided by that
   level's bandwidth. Which level serves the bytes follows from the working set
@@ -35,7 +37,8 @@ that must come from beyond level ``j`` of capacity ``C_j`` are
 with ``M_0 = R``, ``A = bytes_in + bytes_out`` (activations just written by the
 producer stay resident when they fit) and ``miss(x, C) = max(0, 1 - C/x)``,
 the capacity-miss ratio of a random-replacement cache. Level ``j`` serves
-``M_{j-1}`` bytes.
+``M_{j-1}`` bytes. On a processor with ``window_reads_on_chip`` the window
+re-reads ``R - W`` stop at the nearest level (the last term is dropped).
 
 Off-chip buffers (optional trace column ``spill``, a fraction). The rule above
 keeps activations on chip whenever they fit, as if every level were a cache
@@ -76,6 +79,13 @@ code in planar order runs its innermost loop along one kernel row of a
 windowed convolution: ``flops / (2 kernel)`` loops per kernel, each costing
 those cycles on top of its multiply-accumulates (a 1x1 convolution pays them on
 every one, an 11x11 on one in eleven); they spread over the units like compute.
+
+Narrow convolutions (``gemm_half_channels``, ``C_h``): a ``conv`` with ``C``
+output channels (trace column ``out_channels``) reaches ``C / (C + C_h)`` of
+its table efficiency -- the library packs the im2col'd input on every call and
+only the output channels amortise it.
+It applies to kernels costed with the processor's own table only (a kernel
+library's table states its own speed).
 
 SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
 useful work (a 3-wide kernel row in 4-wide vectors wastes 1/4); compute
@@ -163,10 +173,13 @@ def miss_ratio(working_set: float, capacity: float) -> float:
 def lookup(table: dict, precision: str, op: str, pass_: str, default: float = 1.0,
            fallback: dict | None = None) -> float:
     """Look an efficiency up: the precision's table first, then the top level;
-    within a table ``op.pass``, ``op``, ``category.pass``, ``category``, ``default``.
+    within a table ``op.pass``, ``op`` (then the same for the kind's ``parent``),
+    ``category.pass``, ``category``, ``default``.
     Only then ``fallback`` (a processor's own table behind a library's), the same way."""
-    category = OP_KINDS[op].category
-    keys = (f"{op}.{pass_}", op, f"{category}.{pass_}", category, "default")
+    kind = OP_KINDS[op]
+    names = (op,) if kind.parent is None else (op, kind.parent)
+    keys = (*(key for name in names for key in (f"{name}.{pass_}", name)),
+            f"{kind.category}.{pass_}", kind.category, "default")
     for current in (table, fallback):
         if not current:
             continue
@@ -269,15 +282,18 @@ class CostModel:
              flops: float, bytes_in: float, bytes_out: float, weight_bytes: float,
              batch: int = 0, kernel: int = 0, stride: int = 0, library: str | None = None,
              fixed_s: float = 0.0, read_stride: float = 0.0, simd_waste: float = 0.0,
-             memory_share: float = 1.0, spill: float = 0.0) -> KernelCost:
+             memory_share: float = 1.0, spill: float = 0.0,
+             out_channels: int = 0) -> KernelCost:
         """Cost of one kernel (sizes in bytes, ``flops`` in operations, ``fixed_s``
         seconds of processor-independent work; ``library`` picks a kernel-library
         table of the processor, if it has one; ``read_stride`` (bytes),
-        ``simd_waste``, ``memory_share`` and ``spill`` as in the module docstring)."""
+        ``simd_waste``, ``memory_share`` and ``spill`` as in the module docstring;
+        ``out_channels`` for the processor's ``gemm_half_channels``, 0 if unknown)."""
         self.check_support(processor, op, precision)
         proc = self.processors[processor]
         lib = proc.libraries.get(library) if library else None
-        units = max(1, min(units, proc.units))
+        # a single-threaded kernel uses one unit (and its private caches) whatever it is given
+        units = 1 if op in proc.serial_ops else max(1, min(units, proc.units))
         if proc.batch_padding and batch > proc.batch_padding.above:
             multiple = proc.batch_padding.multiple
             padded = math.ceil(batch / multiple) * multiple
@@ -288,8 +304,8 @@ class CostModel:
         else:
             efficiency = lookup(proc.efficiency, precision, op, pass_)
         mem_efficiency = lookup(proc.memory_efficiency, precision, op, pass_)
-        parallel = proc.parallel_efficiency
-        overhead = proc.dispatch_overhead
+        parallel = proc.parallel(precision)
+        overhead = proc.overhead(op)
         if lib is not None:
             parallel = lib.parallel(precision, parallel)
         if lib is not None and lib.dispatch_overhead is not None:
@@ -297,6 +313,9 @@ class CostModel:
         scale_units = 1.0 + (units - 1) * parallel
         if simd_waste > 0:
             efficiency *= max(1e-6, 1.0 - simd_waste)
+        if (op == "conv" and out_channels > 0 and proc.gemm_half_channels > 0
+                and lib is None):
+            efficiency *= out_channels / (out_channels + proc.gemm_half_channels)
         compute_cycles = flops / (proc.ops_per_cycle[precision] * efficiency * scale_units)
         if (lib is not None and lib.row_overhead_cycles and kernel > 0
                 and op in ROW_LOOP_OPS):
@@ -336,8 +355,9 @@ class CostModel:
                 dram_bytes = served
                 break
             beyond = (weight_bytes
-                      + activations * max(spill, miss_ratio(activations, level.capacity))
-                      + (accesses - footprint) * miss_ratio(footprint, level.capacity))
+                      + activations * max(spill, miss_ratio(activations, level.capacity)))
+            if not proc.window_reads_on_chip:
+                beyond += (accesses - footprint) * miss_ratio(footprint, level.capacity)
             served = min(served, beyond)
             if strided:
                 sweep = bytes_in * min(1.0, level.line * window / read_stride)
@@ -372,7 +392,8 @@ class CostModel:
                row["bytes_in"], row["bytes_out"], row["weight_bytes"],
                int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")),
                library, float(_get(row, "fixed_s")), float(_get(row, "read_stride")),
-               float(_get(row, "simd_waste")), memory_share, float(_get(row, "spill")))
+               float(_get(row, "simd_waste")), memory_share, float(_get(row, "spill")),
+               int(_get(row, "out_channels")))
         cost = self._memo.get(key)
         if cost is None:
             cost = self._memo[key] = self.cost(
@@ -380,7 +401,7 @@ class CostModel:
                 bytes_in=key[6], bytes_out=key[7], weight_bytes=key[8], batch=key[9],
                 kernel=key[10], stride=key[11], library=library, fixed_s=key[13],
                 read_stride=key[14], simd_waste=key[15], memory_share=memory_share,
-                spill=key[17])
+                spill=key[17], out_channels=key[18])
         return cost
 
 

@@ -13,7 +13,7 @@ import re
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from ..ops import OP_KINDS, PRECISIONS
+from ..ops import CATEGORIES, OP_KINDS, PRECISIONS
 from .base import (
     Bytes,
     BytesPerSecond,
@@ -229,8 +229,28 @@ class ProcessorSpec(Strict):
             ``op.pass`` (``conv.bwd_weight``), categories (``elementwise``) or
             ``default``; nested under a precision name to override for it.
         memory_efficiency: fraction of each bandwidth reached, same keys.
-        parallel_efficiency: each extra unit adds this fraction of one unit.
+        parallel_efficiency: each extra unit adds this fraction of one unit; a
+            mapping gives it per precision (``{fp32: 0.73, int8: 0.5}``: TFLite's
+            INT8 kernels scale worse with threads than its FP32 ones); a
+            precision left out gets 1.
+        serial_ops: op kinds whose kernels run on one unit whatever the
+            placement gives them (a framework's single-threaded kernel: TFLite
+            runs grouped convolutions with its reference kernel).
+        gemm_half_channels: output channels at which a convolution lowered to
+            a matrix product (op ``conv``, with the trace's ``out_channels``)
+            reaches half its table efficiency: ``efficiency * C / (C + this)``.
+            The kernel library packs the (im2col'd) input for every call, a
+            cost per input element that the output channels amortise (ruy in
+            TFLite); 0 (default): no such cost.
+        window_reads_on_chip: the ``(k/s)^2 - 1`` re-reads of a sliding window
+            (convolutions, pooling) are served by the nearest level, whatever
+            the tensor's size (a GPU's texture cache keeps the few input rows a
+            window needs); False: by the level that holds the whole working set.
         dispatch_overhead: fixed cost per kernel launch / RPC call.
+        op_overhead: the fixed cost per kernel of some op kinds or categories
+            instead of ``dispatch_overhead`` (an op kind before its category):
+            ``{elementwise: 0 us}`` where the fitted per-operator cost already
+            holds the element-wise work the calibration traces leave out.
         caches: private or processor-shared cache levels, nearest first.
         shared_memories: names of device memories reached next, nearest first
             (the last must be ``dram``).
@@ -253,8 +273,12 @@ class ProcessorSpec(Strict):
     ops_per_cycle: dict[str, float]
     efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
     memory_efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
-    parallel_efficiency: Fraction = Field(default=1.0, gt=0, le=1)
+    parallel_efficiency: Fraction | dict[str, Fraction] = Field(default=1.0)
+    serial_ops: list[str] = Field(default_factory=list)
+    gemm_half_channels: float = Field(default=0.0, ge=0)
+    window_reads_on_chip: bool = False
     dispatch_overhead: Seconds = Field(default=0.0, ge=0)
+    op_overhead: dict[str, Seconds] = Field(default_factory=dict)
     caches: list[CacheLevel] = Field(default_factory=list)
     shared_memories: list[str] = Field(default_factory=lambda: ["dram"])
     dram_bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
@@ -324,7 +348,40 @@ class ProcessorSpec(Strict):
                 _check_efficiency_entry(key, key, entry)
         return value
 
-    @field_validator("unsupported_ops")
+    @field_validator("parallel_efficiency")
+    @classmethod
+    def _parallel(cls, value):
+        entries = value.items() if isinstance(value, dict) else [("", value)]
+        for precision, fraction in entries:
+            if precision:
+                _check_precision(precision)
+            if not 0 < fraction <= 1:
+                raise ValueError(f"parallel efficiency must be in (0, 1]; got {fraction!r}")
+        return value
+
+    def parallel(self, precision: str) -> float:
+        """The parallel efficiency of ``precision`` kernels (1 if a mapping leaves it out)."""
+        value = self.parallel_efficiency
+        return float(value.get(precision, 1.0)) if isinstance(value, dict) else float(value)
+
+    @field_validator("op_overhead")
+    @classmethod
+    def _overhead_keys(cls, value: dict[str, float]) -> dict[str, float]:
+        for key, seconds in value.items():
+            if key not in OP_KINDS and key not in CATEGORIES:
+                raise ValueError(f"unknown op kind or category {key!r}")
+            if seconds < 0:
+                raise ValueError(f"op_overhead.{key} must be >= 0")
+        return value
+
+    def overhead(self, op: str) -> float:
+        """Seconds of fixed cost per ``op`` kernel (``op_overhead``, else ``dispatch_overhead``)."""
+        for key in (op, OP_KINDS[op].category):
+            if key in self.op_overhead:
+                return self.op_overhead[key]
+        return self.dispatch_overhead
+
+    @field_validator("unsupported_ops", "serial_ops")
     @classmethod
     def _ops_known(cls, value: list[str]) -> list[str]:
         for op in value:

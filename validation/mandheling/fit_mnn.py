@@ -116,7 +116,7 @@ def current(soc: SocSpec) -> tuple[dict, dict, dict, dict]:
         power[f"{core}.ceff_nF"] = spec.power.ceff * 1e9
         power["int8_activity"] = spec.power.precision_activity.get("int8", 1.0)
         for p in ("fp32", "int8"):
-            default = spec.parallel_efficiency
+            default = spec.parallel(p)
             parallel[f"{cluster}.{p}"] = library.parallel(p, default) if library else default
     return efficiency, parallel, power, floors
 

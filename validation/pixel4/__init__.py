@@ -7,46 +7,45 @@ are held out), read from ``$SOCSIM_DATA_DIR/mobile-ml-benchmark`` (default
 ``<repo>/../shared/data``). Nothing from the data is copied into the repository.
 
 Each model's operator list is imported with the project's importer and run with
-the ``single`` policy, exactly as the held-out checks will do, on eight target
-configurations (:data:`TARGETS`): FP32 on 1 prime A76 (``1large``), 1 and 3 gold
-A76 (``1med``, ``3med``), 1 and 4 A55 (``1small``, ``4small``) and the Adreno 640
-through the TFLite GPU delegate (``gpu``); INT8 on ``1large`` and ``4small``.
+the ``single`` policy, exactly as the held-out checks will do. The checks cover
+eight target configurations (:data:`TARGETS`): FP32 on 1 prime A76 (``1large``),
+1 and 3 gold A76 (``1med``, ``3med``), 1 and 4 A55 (``1small``, ``4small``) and
+the Adreno 640 through the TFLite GPU delegate (``gpu``); INT8 on ``1large`` and
+``4small``. The fit uses every measured configuration (:func:`fit_configs`:
+the targets and :data:`EXTRAS`), which separates thread scaling from efficiency.
 
-Fitted parameters (:data:`PARAMS`, 14 numbers, all per processor and precision,
+Fitted end to end (:data:`PARAMS`, 21 numbers, all per processor and precision,
 none per model):
 
-* compute efficiency of ``conv`` and ``dwconv``, FP32 and INT8, for the A76
-  (prime and gold share the core and its table) and the A55, and of ``conv``
-  for the GPU;
-* the per-operator fixed cost (``dispatch_overhead``) of the CPU cores: A76 in
-  core cycles (so prime and gold get the same cycles at their own clocks), A55
-  in seconds;
-* the GPU delegate's per-transfer cost (``offload.switch``: input upload and
-  output download, once each per inference);
-* ``parallel_efficiency`` of the gold and silver clusters.
+* compute efficiency of ``conv``, ``dwconv`` and ``group_conv``, FP32 and INT8,
+  for the A76 (prime and gold share the core and its table) and the A55;
+* per core, the per-operator fixed cost (``dispatch_overhead``: A76 in core
+  cycles, so prime and gold get the same cycles at their own clocks) and
+  ``gemm_half_channels`` (narrow convolutions reach less of the peak);
+* ``parallel_efficiency`` of the gold and silver clusters, per precision;
+* the GPU delegate's per-transfer cost (``offload.switch``).
+
+Fitted first, to the per-op GPU latencies (:data:`GPU_PARAMS`,
+:func:`fit_gpu_ops`): the Adreno 640's ``conv``, ``group_conv`` and
+``global_pool`` efficiencies and its kernel launch cost.
 
 Everything else (peaks, clocks, caches, memory bandwidths) stays at the
-hardware facts. The GPU ``dwconv`` efficiency is not identifiable from
-end-to-end latency (the cost model makes those layers memory-bound on the GPU);
-it is read off the per-operator GPU latencies instead (:func:`gpu_dwconv_from_ops`).
-
-Models with grouped convolutions (a ``conv`` row with ``groups > 1``) are left
-out of the CPU fits: TFLite runs them with an unoptimised single-threaded
-kernel (about 2 GFLOP/s on an A76 whatever the thread count) that the efficiency
-tables, keyed by op kind, cannot tell from an ordinary convolution. They stay in
-the GPU fit and in every reported table.
+hardware facts. Grouped convolutions are ``group_conv`` kernels, which TFLite
+runs single-threaded (``serial_ops``), so the five models that have them are
+in every fit.
 
 The fit minimises the sum of squared log errors with ``scipy.optimize.least_squares``
 from fixed starting values, so it is deterministic. A fast vectorised copy of
 the cost model (:class:`FastCase`) is used while fitting; it reproduces the
 engine's latency exactly (``single`` runs one operator at a time, plus the GPU's
-host I/O), which :func:`check_fast_model` verifies. Reported tables come from
-the engine.
+host I/O), which :func:`check_fast_model` verifies. :func:`cross_validate` is
+a seeded 5-fold cross-validation over the models (:func:`folds`). Reported
+tables come from the engine.
 
 Run::
 
     python -m validation.pixel4 [--data DIR]         # table (engine)
-    python -m validation.pixel4 --fit [--cv 10]      # fit, CV, table
+    python -m validation.pixel4 --fit [--cv 5]       # fit, 5-fold CV, table
 """
 
 from __future__ import annotations
@@ -72,13 +71,23 @@ from validation.pixel4.fit import (
                    engine_latency,
                    engine_table,
                    error_table,
-                   gpu_dwconv_from_ops,
+                   fit_configs,
+                   fit_gpu_ops,
+                   folds,
                    summarize,
 )
-from validation.pixel4.params import DERIVED, PARAM_NAMES, PARAMS, Param, apply_params, read_params
+from validation.pixel4.params import (
+                   DERIVED,
+                   GPU_PARAMS,
+                   PARAM_NAMES,
+                   PARAMS,
+                   Param,
+                   apply_params,
+                   read_params,
+)
 
-__all__ = ["CONFIGS", "DERIVED", "EXTRAS", "PARAMS", "PARAM_NAMES", "SOC", "SOURCE", "TARGETS",
-           "TARGET_PCT", "Calibration", "Config", "DataMissing", "FastCase", "Fitter", "Param",
-           "apply_params", "check_fast_model", "cross_validate", "data_dir", "engine_latency",
-           "engine_table", "error_table", "gpu_dwconv_from_ops", "load", "read_params",
-           "summarize"]
+__all__ = ["CONFIGS", "DERIVED", "EXTRAS", "GPU_PARAMS", "PARAMS", "PARAM_NAMES", "SOC", "SOURCE",
+           "TARGETS", "TARGET_PCT", "Calibration", "Config", "DataMissing", "FastCase", "Fitter",
+           "Param", "apply_params", "check_fast_model", "cross_validate", "data_dir",
+           "engine_latency", "engine_table", "error_table", "fit_configs", "fit_gpu_ops", "folds",
+           "load", "read_params", "summarize"]

@@ -16,14 +16,13 @@ from validation.pixel4.fit import (
     error_table,
     summarize,
 )
-from validation.pixel4.params import PARAM_NAMES, PARAMS, apply_params, read_params
+from validation.pixel4.params import GPU_PARAMS, PARAM_NAMES, PARAMS, apply_params, read_params
 
 
 def _format_params(values: dict[str, float], current: dict[str, float] | None = None) -> str:
     lines = []
     described = [(p.name, p.unit, p.description) for p in PARAMS] + [
-        ("gpu.fp32.dwconv", "", "Adreno 640 depthwise efficiency, from the per-op GPU "
-         "latencies (not fitted end to end)")]
+        (p.name, p.unit, p.description + " (per-op GPU latencies)") for p in GPU_PARAMS]
     for name, unit, description in described:
         now = f"(now {current[name]:.4g})" if current else ""
         lines.append(f"  {name:18s} {values[name]:10.4g} {unit:8s}{now:14s} {description}")
@@ -48,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", help="data folder (default $SOCSIM_DATA_DIR or "
                         "<repo>/../shared/data)")
     parser.add_argument("--fit", action="store_true", help="fit and print proposed parameters")
-    parser.add_argument("--cv", type=int, default=10, metavar="N",
-                        help="with --fit: N random 20/10 cross-validation splits (0: none)")
+    parser.add_argument("--cv", type=int, default=5, metavar="K",
+                        help="with --fit: K-fold cross-validation over the models (0: none)")
     parser.add_argument("--extras", action="store_true",
                         help="also report the measured configurations that are not targets")
     parser.add_argument("--per-model", action="store_true", help="print per-model errors")
@@ -60,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {err}")
         return 0
     soc = load_soc(SOC)
-    print(f"{len(cal.models)} models; grouped-conv models (not in CPU fits): "
+    print(f"{len(cal.models)} models; with grouped convolutions (group_conv): "
           f"{', '.join(sorted(cal.grouped))}")
     if args.fit:
         fitter = Fitter(cal, soc)
@@ -73,12 +72,11 @@ def main(argv: list[str] | None = None) -> int:
         _print_summary("\nCalibration with the proposed parameters (fast model):",
                        summarize(fitter.errors(fitted)))
         if args.cv:
-            summary, fits = cross_validate(cal, splits=args.cv, fitter=fitter)
-            _print_summary(f"\nCross-validation ({args.cv} random splits, fit on "
-                           f"{len(cal.models) - 10} models, errors on the other 10, pooled):",
-                           summary)
+            cv_errors, fits = cross_validate(cal, k=args.cv, fitter=fitter)
+            _print_summary(f"\nCross-validation ({args.cv} folds, seed 0: each model predicted "
+                           f"by a fit on the other folds):", summarize(cv_errors))
             print("\nParameter spread over the splits (min / median / max):")
-            for name in PARAM_NAMES:
+            for name in PARAM_NAMES + [p.name for p in GPU_PARAMS]:
                 col = fits[name]
                 print(f"  {name:18s} {col.min():9.4g} {col.median():9.4g} {col.max():9.4g}")
     configs = TARGETS + (EXTRAS if args.extras else [])

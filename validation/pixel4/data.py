@@ -118,8 +118,7 @@ def _load(folder: str) -> Calibration:
     models = [m for m in traces["fp32"] if m in e2e.index]
     measured = pd.DataFrame({c.name: e2e.loc[models, c.column] * 1e-6
                              for c in CONFIGS.values() if c.column in e2e.columns})
-    grouped = frozenset(m for m in models if (
-        (traces["fp32"][m].table["op"] == "conv") & (traces["fp32"][m].table["groups"] > 1)).any())
+    grouped = frozenset(m for m in models if (traces["fp32"][m].table["op"] == "group_conv").any())
     ops = pd.read_csv(folder / OPS_FILE)
     return Calibration(models, traces, measured, grouped, ops)
 

@@ -8,9 +8,9 @@ import pandas as pd
 from simulator.library import load_soc
 from simulator.spec.soc import SocSpec
 from simulator.trace import Trace
-from validation.pixel4.data import SOC, TARGETS, Calibration, Config
+from validation.pixel4.data import CONFIGS, SOC, TARGETS, Calibration, Config
 from validation.pixel4.fast_model import FastCase
-from validation.pixel4.params import PARAM_NAMES, PARAMS, apply_params
+from validation.pixel4.params import GPU_PARAMS, PARAM_NAMES, PARAMS, apply_params
 
 
 class Fitter:
@@ -20,17 +20,16 @@ class Fitter:
                  configs: list[Config] | None = None):
         self.cal = cal
         soc = soc or load_soc(SOC)
-        self.derived = {"gpu.fp32.dwconv": gpu_dwconv_from_ops(cal, soc)}
+        self.derived = fit_gpu_ops(cal, soc)
         self.soc = apply_params(soc, self.derived)  # the base every fit starts from
-        self.configs = configs or TARGETS
+        self.configs = configs or fit_configs(cal)
         self.cases = {(m, c.name): FastCase(self.soc, cal.traces[c.precision][m], c)
                       for m in cal.models for c in self.configs}
 
     def keys(self, models: list[str] | None = None) -> list[tuple[str, str]]:
-        """(model, config) pairs that enter the fit: CPU configs skip grouped-conv models."""
+        """(model, config) pairs that enter the fit: every model on every config."""
         models = self.cal.models if models is None else models
-        return [(m, c.name) for m in models for c in self.configs
-                if c.processor == "gpu" or m not in self.cal.grouped]
+        return [(m, c.name) for m in models for c in self.configs]
 
     def predict(self, soc: SocSpec, keys) -> np.ndarray:
         return np.array([self.cases[k].latency(soc) for k in keys])
@@ -40,17 +39,19 @@ class Fitter:
         from scipy.optimize import least_squares
 
         keys = self.keys(models)
+        derived = self.derived if models is None else fit_gpu_ops(self.cal, self.soc, models)
+        base = self.soc if models is None else apply_params(self.soc, derived)
         measured = np.array([self.cal.measured.at[m, c] for m, c in keys])
         upper = np.array([0.0 if p.bounded else np.inf for p in PARAMS])
         start = np.minimum(np.log([p.start for p in PARAMS]), upper - 1e-6)
 
         def residuals(x: np.ndarray) -> np.ndarray:
-            soc = apply_params(self.soc, dict(zip(PARAM_NAMES, np.exp(x))))
+            soc = apply_params(base, dict(zip(PARAM_NAMES, np.exp(x))))
             return np.log(self.predict(soc, keys) / measured)
 
         result = least_squares(residuals, start, bounds=(np.full(len(PARAMS), -np.inf), upper),
                                diff_step=1e-4)
-        return {**dict(zip(PARAM_NAMES, np.exp(result.x))), **self.derived}
+        return {**dict(zip(PARAM_NAMES, np.exp(result.x))), **derived}
 
     def errors(self, soc: SocSpec, models: list[str] | None = None) -> pd.DataFrame:
         """Signed % error per model (rows) and config (columns), fast model."""
@@ -60,43 +61,64 @@ class Fitter:
                                       for m in models] for c in self.configs}, index=models)
 
 
-def cross_validate(cal: Calibration, splits: int = 10, test_size: int = 10, seed: int = 0,
+def fit_configs(cal: Calibration) -> list[Config]:
+    """The configurations the fit uses: every measured one (targets and the others)."""
+    return [c for c in CONFIGS.values() if c.name in cal.measured.columns]
+
+
+def folds(models: list[str], k: int = 5, seed: int = 0) -> list[list[str]]:
+    """``k`` disjoint folds of ``models`` (a seeded permutation dealt round-robin)."""
+    order = np.random.default_rng(seed).permutation(len(models))
+    return [[models[i] for i in sorted(order[f::k])] for f in range(k)]
+
+
+def cross_validate(cal: Calibration, k: int = 5, seed: int = 0,
                    fitter: Fitter | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Repeated random splits: fit on ``len(models) - test_size`` models, evaluate on the rest.
+    """``k``-fold cross-validation: fit on the other folds, predict each fold's models.
+
+    Every model is predicted exactly once, by a fit that never saw it.
 
     Returns:
-        (summary of the pooled held-out errors per config, fitted parameters per split).
+        (signed % errors per model and config, fitted parameters per fold).
     """
     fitter = fitter or Fitter(cal)
-    rng = np.random.default_rng(seed)
     pooled, fits = [], []
-    for _ in range(splits):
-        order = rng.permutation(len(cal.models))
-        test = [cal.models[i] for i in order[:test_size]]
-        train = [cal.models[i] for i in order[test_size:]]
+    for test in folds(cal.models, k, seed):
+        train = [m for m in cal.models if m not in test]
         values = fitter.fit(train)
         fits.append(values)
         pooled.append(fitter.errors(apply_params(fitter.soc, values), test))
-    return summarize(pd.concat(pooled)), pd.DataFrame(fits)
+    return pd.concat(pooled).loc[cal.models], pd.DataFrame(fits)
 
 
-def gpu_dwconv_from_ops(cal: Calibration, soc: SocSpec | None = None,
-                        min_outputs: float = 1e5) -> float:
-    """GPU depthwise-conv efficiency from the per-op GPU latencies: median throughput
-    of the large depthwise layers (``min_outputs`` output elements or more) over
-    the FP32 peak at the top OPP."""
+def fit_gpu_ops(cal: Calibration, soc: SocSpec | None = None,
+                models: list[str] | None = None) -> dict[str, float]:
+    """The Adreno 640's kernel classes (:data:`GPU_PARAMS`) fitted to the per-op GPU
+    latencies of ``models`` (default: the calibration set): least squares on
+    log(simulated / measured) over every listed operator, each costed by the cost
+    model alone (top OPP)."""
+    from scipy.optimize import least_squares
+
     soc = soc or load_soc(SOC)
-    rows = []
-    for model in cal.models:
-        table = cal.traces["fp32"][model].table
-        measured = cal.ops.loc[cal.ops["model"] == model, "pixel4|gpu|float"].to_numpy(float)
-        if len(measured) != len(table):
-            continue
-        large = (table["op"] == "dwconv").to_numpy() & (table["bytes_out"].to_numpy() / 4
-                                                        >= min_outputs)
-        rows.append(table["flops"].to_numpy(float)[large] / (measured[large] * 1e-6))
-    peak = soc.gpu.ops_per_cycle["fp32"] * soc.gpu.opps[-1].frequency
-    return float(np.median(np.concatenate(rows)) / peak)
+    gpu = Config("gpu-ops", "", "gpu", 1, "fp32")
+    cases, measured = [], []
+    for model in cal.models if models is None else models:
+        latencies = cal.ops.loc[cal.ops["model"] == model, "pixel4|gpu|float"].to_numpy(float)
+        if len(latencies) == len(cal.traces["fp32"][model].table):
+            cases.append(FastCase(soc, cal.traces["fp32"][model], gpu))
+            measured.append(latencies * 1e-6)
+    measured = np.concatenate(measured)
+    names = [p.name for p in GPU_PARAMS]
+    upper = np.array([0.0 if p.bounded else np.inf for p in GPU_PARAMS])
+    start = np.minimum(np.log([p.start for p in GPU_PARAMS]), upper - 1e-6)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        fitted = apply_params(soc, dict(zip(names, np.exp(x))))
+        return np.log(np.concatenate([c.durations(fitted) for c in cases]) / measured)
+
+    result = least_squares(residuals, start, bounds=(np.full(len(names), -np.inf), upper),
+                           diff_step=1e-4)
+    return dict(zip(names, np.exp(result.x)))
 
 
 # -- engine tables --------------------------------------------------------------

@@ -25,14 +25,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
-from pydantic import ValidationError
 
-from simulator.errors import ConfigError, yaml_path
+from simulator.errors import ConfigError
 from simulator.registry import Registry
-from simulator.spec.yamlio import read_yaml
+from simulator.spec.yamlio import read_yaml, validate
 from simulator.trace import BYTES_PER_ELEMENT, Trace, trace_from_table
 
-from .schema import Framework, FrameworkStep, Rule
+from .schema import Framework, FrameworkStep
 
 FRAMEWORK_DIR = Path(__file__).parent
 
@@ -64,16 +63,10 @@ def load_framework(name_or_path: str | Path) -> Framework:
 
 @lru_cache(maxsize=16)
 def _load(path_text: str, _version: int) -> Framework:
-    path = Path(path_text)
-    data = read_yaml(path)
+    data = read_yaml(path_text)  # bounded: size, depth, aliases, numbers
     if not isinstance(data, dict):
-        raise ConfigError("a framework file must be a mapping", file=str(path))
-    try:
-        return Framework.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        message = error["msg"].removeprefix("Value error, ")
-        raise ConfigError(message, file=str(path), path=yaml_path(error["loc"])) from None
+        raise ConfigError("a framework file must be a mapping", file=path_text)
+    return validate(Framework, data, file=path_text)
 
 
 def is_training(trace: Trace) -> bool:

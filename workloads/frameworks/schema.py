@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from simulator.ops import OP_KINDS, PASSES
+from simulator.ops import OP_KINDS, PASSES, check_op
 
 MAIN = "$op"  # the step that performs the original kernel's work
 
@@ -59,9 +59,7 @@ class FrameworkStep(_Strict):
     @field_validator("op")
     @classmethod
     def _known_op(cls, value: str) -> str:
-        if value != MAIN and value not in OP_KINDS:
-            raise ValueError(f"op must be {MAIN!r} or an op kind; got {value!r}")
-        return value
+        return check_op(value, MAIN)
 
     @field_validator("reads", "writes")
     @classmethod

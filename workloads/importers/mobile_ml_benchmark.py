@@ -8,7 +8,8 @@ such as measured latencies, are ignored). ``feature`` is a Python-dict string::
 
 Rows are TFLite operators in execution order, one model after another. Sizes
 are square spatial sizes; ``Input_shape`` already includes any explicit
-padding (a 3x3 stride-1 conv on 112x112 reads 114). Element-wise operators
+padding (a 3x3 stride-1 conv on 112x112 reads 114). A convolution with ``Group`` > 1
+(``CONV_2D_GROUP``) becomes a ``group_conv`` kernel. Element-wise operators
 (ADD, MUL, activations) are fused or absent. There is no explicit graph, so
 dependencies are inferred (see :func:`infer_deps` and ``docs/importers.md``).
 
@@ -33,7 +34,9 @@ from . import importer
 REQUIRED_COLUMNS = ("model", "operation", "feature")
 OPERATIONS = {
     "CONV_2D": "conv",
-    "CONV_2D_GROUP": "conv",
+    # TFLite runs grouped convolutions with another kernel (its reference one,
+    # single-threaded: tensorflow/lite/kernels/conv.cc), hence their own kind.
+    "CONV_2D_GROUP": "group_conv",
     "DEPTHWISE_CONV_2D": "dwconv",
     "FULLY_CONNECTED": "fc",
     "MAX_POOL_2D": "maxpool",
@@ -163,6 +166,8 @@ def parse_op(row: int, operation: str, feature: dict) -> Op:
                 raise ConfigError(f"Group {groups} must divide Input_channel {ch} and "
                                   f"Filter {c_out}", path=where)
             macs = out * out * c_out * (ch // groups) * k * k
+            if groups > 1:
+                kind = "group_conv"
             op = Op(row, operation, kind, size, ch, out, c_out, k, stride, groups,
                     k * k * (ch // groups) * c_out + c_out, 2 * macs)
     if flops_value not in ("-", "", None):
