@@ -3,7 +3,8 @@
 Commands::
 
     socsim run EXPERIMENT.yaml|BUNDLED-NAME [--out DIR] [--set key.path=value ...] [--workers N]
-               [--scheduler-address tcp://host:port] [--resume] [--quiet]
+               [--scheduler-address tcp://host:port [--run-timeout TIME]] [--resume]
+               [--retry-failed] [--quiet]
     socsim plot RESULTS_DIR
     socsim validate [--out DIR] [--group G] [--check PATTERN]
     socsim list socs|policies|models|importers|governors|checks
@@ -107,7 +108,7 @@ def _clip(value, width: int):
 def _print_summary(sweep, name: str) -> None:
     import pandas as pd
 
-    from .results import param_columns
+    from .results import param_columns, quantity_columns
     from .runner import RESULT_STATUSES
 
     table = sweep.results
@@ -122,7 +123,8 @@ def _print_summary(sweep, name: str) -> None:
             if column in table.columns:
                 print(f"  {label:<18}{_show(row[column], column)}")
         return
-    columns = ["run", "repeat", *param_columns(table), "status",
+    twins = set(quantity_columns(table).values())  # the text says it: "1.2 GHz"
+    columns = ["run", "repeat", *[c for c in param_columns(table) if c not in twins], "status",
                *[c for c, _ in KEY_METRICS[:4] if c in table.columns]]
     # a terminal table, not a dump: long cells (JSON options, policy mappings) are clipped;
     # results.csv has them whole
@@ -151,6 +153,7 @@ def cmd_run(args) -> int:
         sweep = run_experiment(args.experiment, overrides=overrides, out=out,
                                workers=args.workers, scheduler_address=args.scheduler_address,
                                resume=args.resume, retry_failed=args.retry_failed,
+                               run_timeout=args.run_timeout,
                                progress=progress, log=None if args.quiet else _stderr,
                                command=["socsim", *sys.argv[1:]])
     except KeyboardInterrupt:
@@ -179,6 +182,8 @@ def _resume_command(args, out: Path) -> str:
         words += ["--set", item]
     if args.scheduler_address:
         words += ["--scheduler-address", args.scheduler_address]
+        if args.run_timeout is not None:
+            words += ["--run-timeout", args.run_timeout.text]
     elif args.workers is not None:
         words += ["--workers", str(args.workers)]
     if args.retry_failed:
@@ -324,6 +329,35 @@ def cmd_import(args) -> int:
 
 # --- parser -----------------------------------------------------------------------------
 
+class _Duration(float):
+    """A ``--run-timeout`` in seconds that remembers how it was written."""
+
+    text: str
+
+
+def _duration(text: str) -> _Duration:
+    from .units import UnitError, parse_quantity
+
+    try:
+        seconds = float(text) if _is_number(text) else parse_quantity(text, "time")
+    except UnitError:
+        raise argparse.ArgumentTypeError(f"expected a time like '10 min' or seconds; "
+                                         f"got {text!r}") from None
+    if not 0 < seconds < 1e9:
+        raise argparse.ArgumentTypeError(f"expected a positive time; got {text!r}")
+    value = _Duration(seconds)
+    value.text = text
+    return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -352,6 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="local worker processes (default: one per CPU; 1: in-process)")
     run.add_argument("--scheduler-address", metavar="tcp://HOST:PORT",
                      help="run on a Dask cluster instead of local processes")
+    run.add_argument("--run-timeout", type=_duration, default=None, metavar="TIME",
+                     help="with --scheduler-address: give up a run after this wall time "
+                          "(e.g. '10 min'; a bare number is seconds) and record it failed")
     run.add_argument("--resume", action="store_true",
                      help="continue an interrupted output folder: run only missing runs")
     run.add_argument("--retry-failed", action="store_true",

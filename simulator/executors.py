@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -156,9 +157,16 @@ class DaskExecutor:
     Args:
         address: the scheduler, e.g. ``tcp://10.0.0.5:8786``.
         timeout: seconds to wait for the connection.
+        workers_timeout: seconds to wait for a first worker to join.
+        run_timeout: wall seconds a run may take once the scheduler has handed it to a
+            worker (None: no limit); a run over it is given up as failed
+            (:class:`RunTimeout`) and its worker restarted when a nanny manages it.
     """
 
-    def __init__(self, address: str, timeout: float = 10.0, workers_timeout: float = 60.0):
+    POLL_S = 1.0  # how often running runs are checked against run_timeout
+
+    def __init__(self, address: str, timeout: float = 10.0, workers_timeout: float = 60.0,
+                 run_timeout: float | None = None):
         try:
             from dask.distributed import Client
         except ImportError:
@@ -170,6 +178,7 @@ class DaskExecutor:
             raise ConfigError(f"cannot connect to the Dask scheduler at {address!r}: "
                               f"{exc}") from None
         self.address = address
+        self.run_timeout = run_timeout
         self._futures: list = []
         try:
             self._client.wait_for_workers(1, timeout=workers_timeout)
@@ -197,18 +206,68 @@ class DaskExecutor:
 
     def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]
                       ) -> Iterator[tuple[int, Any]]:
-        """Submit all tasks; yield ``(position, value)`` as they complete."""
+        """Submit all tasks; yield ``(position, value)`` as they complete.
+
+        A task that fails on the cluster (a killed worker) yields its exception; one
+        running longer than ``run_timeout`` yields a :class:`RunTimeout`.
+        """
         from dask.distributed import as_completed
 
         self._futures = [self._client.submit(fn, task, pure=False) for task in tasks]
         positions = {future.key: i for i, future in enumerate(self._futures)}
-        for future in as_completed(self._futures, loop=self._client.loop):
-            try:
-                value = future.result()
-            except Exception as exc:  # KilledWorker, lost data, ...
-                value = exc
-            yield positions[future.key], value
-            future.release()
+        if self.run_timeout is None:
+            for future in as_completed(self._futures, loop=self._client.loop):
+                yield positions[future.key], _value(future)
+            return
+        yield from self._with_timeout(positions)
+
+    def _with_timeout(self, positions: dict) -> Iterator[tuple[int, Any]]:
+        """Like ``as_completed``, giving up runs that run longer than ``run_timeout``.
+
+        A run's clock starts when the scheduler hands it to a worker
+        (``Client.processing``); with Dask's default queueing that is when a
+        thread is free for it, give or take one run.
+        """
+        from dask.distributed import as_completed
+
+        pending = {future.key: future for future in self._futures}
+        finished = as_completed(self._futures, loop=self._client.loop)
+        started: dict = {}
+        while pending:
+            until = time.monotonic() + self.POLL_S
+            while not finished.has_ready() and time.monotonic() < until:
+                time.sleep(0.02)
+            done = [f for f in finished.next_batch(block=False) if f.key in pending]
+            for future in sorted(done, key=lambda f: positions[f.key]):
+                del pending[future.key]
+                yield positions[future.key], _value(future)
+            now = time.monotonic()
+            for worker, keys in self._client.processing().items():
+                for key in keys:
+                    if key in pending:
+                        started.setdefault(key, (now, worker))
+            late = [(key, worker) for key, (start, worker) in started.items()
+                    if key in pending and now - start > self.run_timeout]
+            for key, worker in sorted(late, key=lambda item: positions[item[0]]):
+                if key not in pending:
+                    continue
+                self._client.cancel([pending.pop(key)])
+                message, restarted = self._give_up(worker)
+                if restarted:  # its other runs start again elsewhere: new clocks
+                    started = {k: v for k, v in started.items() if v[1] != worker}
+                yield positions[key], RunTimeout(message)
+
+    def _give_up(self, worker: str) -> tuple[str, bool]:
+        """Free the worker of a run over time (Dask cannot stop a running task): restart
+        it when a nanny manages it. Returns the failure message and whether it was."""
+        message = (f"the run took longer than --run-timeout {self.run_timeout:g} s on Dask "
+                   f"worker {worker}")
+        try:
+            self._client.restart_workers([worker], timeout=30)
+        except Exception:  # noqa: BLE001 - no nanny (an in-process worker): it runs on
+            return (f"{message}; the worker (no nanny to restart it) finishes it unseen",
+                    False)
+        return f"{message}; the worker was restarted", True
 
     def close(self) -> None:
         """Cancel what is left and disconnect (the cluster keeps running)."""
@@ -217,6 +276,20 @@ class DaskExecutor:
             self._client.cancel(pending)
         self._futures = []
         self._client.close()
+
+
+class RunTimeout(Exception):
+    """A run went over ``--run-timeout`` on a Dask worker (recorded as a failed run)."""
+
+
+def _value(future) -> Any:
+    """A finished future's result, or the exception it ended with (KilledWorker, ...)."""
+    try:
+        value = future.result()
+    except Exception as exc:  # noqa: BLE001 - a failure of the cluster is the run's result
+        value = exc
+    future.release()
+    return value
 
 
 def _socsim_version() -> str:
@@ -247,15 +320,23 @@ def check_worker_versions(versions: dict[str, str], address: str) -> None:
                           f"one ({__version__}): {listed}")
 
 
-def make_executor(workers: int | None = None, scheduler_address: str | None = None):
+def make_executor(workers: int | None = None, scheduler_address: str | None = None,
+                  run_timeout: float | None = None):
     """The executor for the CLI options.
 
     Args:
         workers: local processes (``None``: one per CPU; 1: in-process).
         scheduler_address: a Dask scheduler; overrides ``workers``.
+        run_timeout: wall seconds per run on a Dask cluster (None: no limit).
+
+    Raises:
+        ConfigError: a ``run_timeout`` without a Dask scheduler.
     """
     if scheduler_address:
-        return DaskExecutor(scheduler_address)
+        return DaskExecutor(scheduler_address, run_timeout=run_timeout)
+    if run_timeout is not None:
+        raise ConfigError("--run-timeout applies to runs on a Dask cluster "
+                          "(--scheduler-address)", path="--run-timeout")
     workers = default_workers() if workers is None else workers
     if workers == 1:
         return InProcessExecutor()

@@ -31,6 +31,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from .units import SI_SUFFIX, infer_quantities
+
 RECORD = "metrics.json"
 # The tables a run may write into its folder (which ones depends on ``outputs:``).
 RUN_OUTPUTS = ("timeseries.parquet", "kernels.parquet", "transfers.parquet", "timeline.json")
@@ -155,7 +157,10 @@ def results_table(records: Iterable[dict]) -> pd.DataFrame:
     """One row per run record, ordered by run index and repeat.
 
     Columns: ``run, repeat, seed``, one per swept/set dotted path, ``status``,
-    the metrics (units in their names), ``error``.
+    the metrics (units in their names), ``error``. A path whose values are
+    physical quantities (``"1.2 GHz"``) keeps its text (for labels) and is
+    followed by its numeric twin in SI units, the unit in its name
+    (``dvfs.frequency_hz``: 1.2e9; see :func:`simulator.units.infer_quantities`).
     """
     records = sorted(records, key=lambda r: (r["run"], r["repeat"]))
     params: list[str] = []
@@ -165,8 +170,13 @@ def results_table(records: Iterable[dict]) -> pd.DataFrame:
         metrics += [k for k in record["metrics"] if k not in metrics]
     columns: dict[str, Any] = {name: pd.Series([r[name] for r in records], dtype="int64")
                                for name in LEAD_COLUMNS}
+    taken = set(params) | set(metrics) | set(LEAD_COLUMNS)
     for name in params:
-        columns[name] = _column([r["params"].get(name) for r in records])
+        values = [r["params"].get(name) for r in records]
+        columns[name] = _column(values)
+        quantity = infer_quantities(values)
+        if quantity is not None and f"{name}_{quantity[0]}" not in taken:
+            columns[f"{name}_{quantity[0]}"] = pd.Series(quantity[1], dtype="float64")
     columns["status"] = pd.Series([r["status"] for r in records])
     for name in metrics:
         columns[name] = pd.Series([r["metrics"].get(name, math.nan) for r in records],
@@ -217,6 +227,19 @@ def param_columns(results: pd.DataFrame) -> list[str]:
     if "status" not in names:
         return []
     return names[len(LEAD_COLUMNS):names.index("status")]
+
+
+def quantity_columns(results: pd.DataFrame) -> dict[str, str]:
+    """``{text column: its numeric SI twin}`` among the parameter columns.
+
+    ``{"dvfs.frequency": "dvfs.frequency_hz"}`` when the sweep gave ``"1.2 GHz"``.
+    """
+    params = param_columns(results)
+    twins = {}
+    for name, following in zip(params, params[1:], strict=False):
+        if following.startswith(f"{name}_") and following[len(name) + 1:] in SI_SUFFIX.values():
+            twins[name] = following
+    return twins
 
 
 def metric_columns(results: pd.DataFrame) -> list[str]:

@@ -30,6 +30,7 @@ from .experiment import (
     RunSpec,
     apply_overrides,
     check_experiment,
+    check_plots,
     check_runs,
     expand,
     load_experiment,
@@ -86,7 +87,8 @@ def run_experiment(experiment: str | Path | dict, overrides: dict[str, Any] | No
                    scheduler_address: str | None = None, resume: bool = False,
                    retry_failed: bool = False, progress: bool = False,
                    log: Callable[[str], None] | None = None, executor=None,
-                   command: list[str] | None = None) -> SweepResult:
+                   command: list[str] | None = None,
+                   run_timeout: float | None = None) -> SweepResult:
     """Run every run of an experiment and collect (and optionally write) the results.
 
     Args:
@@ -102,6 +104,8 @@ def run_experiment(experiment: str | Path | dict, overrides: dict[str, Any] | No
         log: called with one-line notes (failed runs, plot problems).
         executor: an executor object to use instead of ``workers``/``scheduler_address``.
         command: the command line, for the manifest.
+        run_timeout: wall seconds a run may take on the Dask cluster (needs
+            ``scheduler_address``); a run over it is recorded as failed.
 
     Returns:
         the results tables, the output folder and the manifest.
@@ -113,8 +117,13 @@ def run_experiment(experiment: str | Path | dict, overrides: dict[str, Any] | No
     from .executors import default_workers, make_executor
 
     overrides = dict(overrides or {})
+    if run_timeout is not None and (not scheduler_address or executor is not None
+                                    or not run_timeout > 0):
+        raise ConfigError("--run-timeout needs a positive time and a Dask cluster "
+                          "(--scheduler-address)", path="--run-timeout")
     raw, base, file = _load(experiment, overrides)
     runs = expand(raw, overrides, file)
+    check_plots(raw, runs, file)
     check_runs(runs, base, file)
     out = Path(out) if out is not None else None
     if out is not None:
@@ -128,7 +137,7 @@ def run_experiment(experiment: str | Path | dict, overrides: dict[str, Any] | No
     if pending and executor is None:
         # before anything is written: a cluster that cannot be used is reported as such
         count = default_workers() if workers is None else workers
-        executor = make_executor(min(count, len(pending)), scheduler_address)
+        executor = make_executor(min(count, len(pending)), scheduler_address, run_timeout)
     if out is not None:
         out_files.write_yaml(out / "config.yaml", json.loads(json.dumps(raw, default=str)))
         state.write_manifest("running")
@@ -258,7 +267,7 @@ class _SweepState:
 
                 spec = check_experiment(self.raw, self.file)
                 files, plot_errors = draw_plots(spec.plots, results, timeseries,
-                                                self.out / "plots")
+                                                self.out / "plots", spec.plot_style)
                 plots = [str(p.relative_to(self.out)) for p in files]
                 for message in plot_errors:
                     log(f"plot skipped: {message}")

@@ -136,3 +136,68 @@ def format_quantity(value: float, unit: str, digits: int = 3) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.{digits}g} {prefix}{unit}"
     return f"{value:.{digits}g} {unit}"
+
+
+# Column-name suffix of each dimension's SI unit, for numeric result columns
+# (``dvfs.frequency`` swept as "1.2 GHz" gets ``dvfs.frequency_hz`` = 1.2e9).
+SI_SUFFIX = {
+    "time": "s", "frequency": "hz", "bytes": "bytes", "bandwidth": "bytes_per_s",
+    "power": "w", "energy": "j", "voltage": "v", "capacitance": "f",
+    "energy_per_byte": "j_per_byte", "conductance": "w_per_k", "heat_capacity": "j_per_k",
+    "temperature_delta": "k", "temperature": "c", "dimensionless": "fraction",
+}
+
+
+def _dimensions_of(text: str) -> dict[str, float]:
+    """Every dimension ``text`` reads as (a number with a unit), with its SI value."""
+    match = _QUANTITY.match(text)
+    if not match or not match.group(2):
+        return {}
+    out = {}
+    for dimension in DIMENSIONS:
+        if dimension == "dimensionless" and match.group(2) != "%":
+            continue
+        try:
+            out[dimension] = parse_quantity(text, dimension)
+        except UnitError:
+            continue
+    return out
+
+
+def infer_quantities(values: list[object]) -> tuple[str, list[float]] | None:
+    """The one dimension all ``values`` share, and their SI values; else None.
+
+    A column qualifies when every value is a quantity string of the same
+    dimension (``"1.2 GHz"``, ``"800 MHz"``), zero, or None (NaN). ``K`` alone is
+    read as a kelvin value (a temperature difference): right for absolute
+    temperatures too. ``%`` gives a fraction (``"150 %"`` -> 1.5).
+
+    Returns:
+        the SI column suffix (:data:`SI_SUFFIX`, e.g. ``"hz"``) and the values in SI
+        units (absolute temperatures in °C), or None.
+    """
+    candidates: set[str] | None = None
+    readings: list[dict[str, float] | float] = []
+    texts = 0
+    for value in values:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            readings.append(math.nan)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
+            readings.append(0.0)
+        elif isinstance(value, str):
+            dims = _dimensions_of(value)
+            if not dims:
+                return None
+            texts += 1
+            candidates = set(dims) if candidates is None else candidates & set(dims)
+            if not candidates:
+                return None
+            readings.append(dims)
+        else:
+            return None
+    if not texts or not candidates:
+        return None
+    dimension = ("temperature_delta" if candidates == {"temperature", "temperature_delta"}
+                 else min(candidates, key=DIMENSIONS.index))
+    si = [r if isinstance(r, float) else r[dimension] for r in readings]
+    return SI_SUFFIX[dimension], si

@@ -395,3 +395,36 @@ def test_the_summary_table_clips_long_cells(tmp_path, capsys):
     assert max(map(len, out.splitlines())) < 200
     assert "…" in out
     assert "a long value " * 10 in (tmp_path / "out" / "results.csv").read_text()
+
+
+def test_run_timeout_is_a_time_kept_in_the_resume_hint_and_needs_dask(tmp_path, capsys):
+    from simulator.cli import _resume_command, build_parser
+
+    args = build_parser().parse_args(["run", "exp.yaml", "--scheduler-address",
+                                      "tcp://h:8786", "--run-timeout", "10 min"])
+    assert args.run_timeout == 600.0
+    assert _resume_command(args, tmp_path / "out") == (
+        "socsim run exp.yaml --scheduler-address tcp://h:8786 --run-timeout '10 min' "
+        f"--out {tmp_path / 'out'} --resume")
+    assert build_parser().parse_args(["run", "e.yaml", "--run-timeout", "90"]).run_timeout \
+        == 90.0
+    for bad in ("-1", "0", "ten", "5 GHz", "inf"):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["run", "e.yaml", "--run-timeout", bad])
+    path = write_experiment(tmp_path)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--run-timeout", "30"]) == 2
+    assert "--run-timeout needs a positive time and a Dask cluster" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_plot_order_naming_a_missing_value_exits_2_before_writing(tmp_path, capsys):
+    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2]},
+                            plots=[{"kind": "bar", "x": "policy.cores", "y": "latency_s",
+                                    "order": [3]}])
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"socsim: error: {path}: plots[0].order: 3 is not a value of "
+                   f"'policy.cores'; its values: 1, 2")
+    assert not out.exists()

@@ -89,3 +89,33 @@ def test_a_sweep_that_breaks_leaves_a_failed_manifest_not_running(tmp_path):
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["status"] == "failed" and manifest["completed"] == 1
     assert len(pd.read_csv(tmp_path / "out" / "results.csv")) == 1
+
+
+def _nap(seconds: float) -> float:
+    """A stand-in run: sleeps (a hung run when long)."""
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_run_over_the_run_timeout_is_given_up_and_the_others_finish():
+    from simulator.executors import RunTimeout
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  host="127.0.0.1", protocol="tcp", dashboard_address=None
+                                  ) as cluster:
+        executor = DaskExecutor(cluster.scheduler_address, run_timeout=1.5)
+        executor.POLL_S = 0.2
+        try:
+            values = dict(executor.map_unordered(_nap, [0.1, 5.0, 0.2, 0.1]))
+        finally:
+            executor.close()
+    assert values[0] == 0.1 and values[2] == 0.2 and values[3] == 0.1
+    assert isinstance(values[1], RunTimeout)
+    assert "longer than --run-timeout 1.5 s on Dask worker tcp://127.0.0.1" in str(values[1])
+
+
+def test_a_run_timeout_needs_a_dask_cluster(tmp_path):
+    with pytest.raises(ConfigError, match="--run-timeout: --run-timeout needs a positive"):
+        run_experiment(tmp_path / "exp.yaml", run_timeout=10.0, workers=1)

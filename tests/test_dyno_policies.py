@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from policies.dyno.report import steady_state
 from policies.dyno.scheduler import choose, parse_objectives
 from simulator.engine.simulation import simulate
 from simulator.errors import ConfigError
@@ -116,3 +119,74 @@ def test_client_energy_splits_into_compute_packing_transmission_and_the_rest():
                ("compute", "packing", "transmission")) > 0
     assert m["energy_transmission_per_inference_j"] == pytest.approx(
         m["device.energy_radio_j"] / 4)
+
+
+def _busy_per_inference(result, n: int) -> float:
+    """The most any one resource (a processor, a link) is busy per inference (s): the
+    union of its kernels' (transfers') intervals over the run, over ``n``."""
+    def union(intervals) -> float:
+        total, end = 0.0, -np.inf
+        for a, b in sorted(intervals):
+            if b > end:
+                total += b - max(a, end)
+                end = b
+        return total
+    busy = [union(zip(g["start_s"], g["end_s"])) for _, g in
+            result.kernels.groupby("processor")]
+    busy += [union(zip(g["start_s"], g["end_s"])) for _, g in
+             result.transfers.groupby("channel")]
+    return max(busy) / n
+
+
+@given(position=st.sampled_from([0.0, 0.3, 0.6, 1.0]), in_flight=st.integers(1, 8),
+       bandwidth=st.sampled_from(["2 Mbit/s", "20 Mbit/s", "200 Mbit/s"]))
+@settings(max_examples=6, deadline=None, derandomize=True)
+def test_steady_throughput_never_exceeds_the_slowest_stage(position, in_flight, bandwidth):
+    """Pipelined frames cannot complete faster than the busiest resource serves them."""
+    n = 16
+    result = _run({"name": "static-split", "position": position},
+                  {"bandwidth": bandwidth, "latency": "20 ms"}, iterations=n,
+                  in_flight=in_flight)
+    rate = result.metrics["steady_throughput_per_s"]
+    assert 0 < rate <= 1.0 / _busy_per_inference(result, n) * 1.02
+
+
+def test_the_steady_window_leaves_out_the_warm_up_and_the_drain():
+    # 8 in flight: 4 s of warm-up, then one completion per second, then a fast drain
+    ends = [4.0 + k for k in range(20)] + [23.2, 23.4, 23.6, 23.8, 24.0, 24.2, 24.4]
+    rate, window, converged = steady_state([(0.0, e) for e in ends], in_flight=8)
+    assert rate == pytest.approx(1.0) and converged and window >= 10
+    rate, _, converged = steady_state([(0.0, e) for e in (1.0, 2.0, 2.5, 5.0, 5.1, 9.0)])
+    assert not converged
+
+
+def test_dyno_can_send_the_same_jpeg_as_the_server_only_baseline():
+    """Experiment 5's set-up: both methods start from the camera's JPEG, so DynO's split 0
+    costs what server-only costs (and the scheduler estimates its upload)."""
+    slow_client = {"device": {"slowdown": 50}, "server": {"soc": "desktop-i7-1080ti"}}
+    dyno = _run({"name": "dyno", "input": "jpeg",
+                 "targets": [{"metric": "latency", "goal": "min"}]},
+                {"preset": "gbe"}, iterations=3, in_flight=1, devices=slow_client)
+    server = _run({"name": "server-only", "input": "jpeg"}, {"preset": "gbe"},
+                  iterations=3, in_flight=1, devices=slow_client)
+    assert dyno.metrics["split"] == 0
+    assert dyno.metrics["uplink_bytes"] == pytest.approx(server.metrics["uplink_bytes"])
+
+
+def test_every_dyno_experiment_states_its_constraints_and_targets():
+    """DynO's default target (onloading) is rarely what an experiment measures: each
+    shipped DynO configuration names its own."""
+    from pathlib import Path
+
+    from simulator.experiment import expand, load_experiment
+
+    folder = Path(__file__).resolve().parents[1] / "experiments" / "dyno"
+    seen = 0
+    for path in sorted(folder.glob("*.yaml")):
+        raw, _ = load_experiment(path)
+        for run in expand(raw, file=str(path)):
+            policy = run.config["policy"]
+            if policy["name"] == "dyno":
+                seen += 1
+                assert policy.get("constraints") and policy.get("targets"), path.name
+    assert seen > 0

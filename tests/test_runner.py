@@ -58,8 +58,12 @@ def test_run_writes_the_contracted_files(tmp_path):
         assert (out / name).is_file(), name
     results = pd.read_csv(out / "results.csv")
     assert len(results) == 8
-    assert list(results.columns[:6]) == ["run", "repeat", "seed", "thermal.initial",
-                                         "policy.cores", "workload.iterations"]
+    # a quantity keeps its text and gets a numeric SI twin right after it
+    assert list(results.columns[:7]) == ["run", "repeat", "seed", "thermal.initial",
+                                         "thermal.initial_c", "policy.cores",
+                                         "workload.iterations"]
+    assert (results["thermal.initial"] == "30 C").all()
+    assert (results["thermal.initial_c"] == 30.0).all()
     assert {"status", "error", *KEY_METRICS} <= set(results.columns)
     assert (results["status"] == "ok").all()
     assert results["seed"].nunique() == 8
@@ -291,3 +295,36 @@ def test_a_bad_trace_file_is_rejected_by_the_preflight(tmp_path):
     with pytest.raises(ConfigError, match="no kernels") as info:
         run_experiment(path, out=tmp_path / "out")
     assert info.value.file.endswith("chain.csv") and not (tmp_path / "out").exists()
+
+
+def test_a_frequency_sweep_gets_numeric_columns_and_a_numeric_x_axis(tmp_path):
+    path = tiny_experiment(
+        tmp_path, dvfs={"governor": "userspace", "frequency": "1 GHz"},
+        sweep={"dvfs.frequency": ["1.8 GHz", "600 MHz", "1.2 GHz"]},
+        outputs={"timeline": False, "kernels": False},
+        plots=[{"kind": "line", "x": "dvfs.frequency", "y": "latency_s", "name": "f"}])
+    out = tmp_path / "out"
+    sweep = run_experiment(path, out=out)
+    results = pd.read_parquet(out / "results.parquet")
+    assert results["dvfs.frequency"].tolist() == ["1.8 GHz", "600 MHz", "1.2 GHz"]
+    assert results["dvfs.frequency_hz"].tolist() == [1.8e9, 6e8, 1.2e9]
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["dvfs.frequency_hz"].tolist() == [1.8e9, 6e8, 1.2e9]
+    assert sweep.manifest["plot_errors"] == [] and (out / "plots" / "f.png").is_file()
+    # a higher clock is faster: the numbers are right, not only present
+    by_hz = results.sort_values("dvfs.frequency_hz")["latency_s"].tolist()
+    assert by_hz == sorted(by_hz, reverse=True)
+
+
+def test_a_plot_order_naming_no_swept_value_is_rejected_before_anything_is_written(
+        tmp_path):
+    path = tiny_experiment(
+        tmp_path, sweep={"policy.cores": [1, 2]},
+        plots=[{"kind": "bar", "x": "policy.cores", "y": "latency_s"},
+               {"kind": "bar", "x": "policy.cores", "y": "latency_s", "order": [2, 4]}])
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError) as info:
+        run_experiment(path, out=out)
+    assert str(info.value) == (f"{path}: plots[1].order: 4 is not a value of "
+                               f"'policy.cores'; its values: 1, 2")
+    assert not out.exists()

@@ -57,6 +57,7 @@ class JobState:
     ends: deque = field(default_factory=lambda: deque(maxlen=11))  # last completions (s)
     invocations: int = 0
     changes: int = 0
+    in_flight: int = 1  # the job's max_in_flight (steady-state window)
 
 
 class SplitInference(Policy):
@@ -129,9 +130,10 @@ class SplitInference(Policy):
                                Path(self.activations) if self.activations else None)
         where = self._where(job)
         configs = self.candidates(profile)
-        state = JobState(profile, where, configs)
+        state = JobState(profile, where, configs, in_flight=job.max_in_flight)
         if self.adaptive:
-            state.profiler = Profiler(self.context, job, profile, where, configs)
+            state.profiler = Profiler(self.context, job, profile, where, configs,
+                                      jpeg_bytes=getattr(self, "_jpeg_bytes", None))
         self._jobs[job.name] = state
         state.current = self._invoke(job, state)
         return self._plan_for(job, state, state.current)
@@ -223,5 +225,5 @@ class SplitInference(Policy):
                 done = float(state.profile.trace.table["flops"].iloc[:split.index].sum())
                 out["server_flops_saved"] = done / total if total else 0.0
             out.update(run_metrics(result, iterations.get(name, []), self.context,
-                                   name, state.where, self._links()))
+                                   name, state.where, self._links(), state.in_flight))
         return out

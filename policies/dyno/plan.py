@@ -67,6 +67,15 @@ class SplitPlan:
     roles: list[str]
 
 
+def jpeg_decode_row(split: SplitPoint, jpeg_bytes: float) -> dict:
+    """The server's decoding of a JPEG input of ``jpeg_bytes`` (split 0)."""
+    tensor = split.tensors[0]
+    return {"name": "input.jpeg_decode", "op": "decompress", "pass": "other",
+            "precision": "int8", "flops": JPEG_DECODE_OPS_PER_PIXEL * tensor.elements / 3,
+            "bytes_in": float(jpeg_bytes), "bytes_out": float(tensor.elements),
+            "weight_bytes": 0.0, "layer": "input"}
+
+
 def build_split(trace: Trace, profile: SplitProfile, split: SplitPoint, bits: int,
                 where: Where, jpeg_bytes: float | None = None) -> SplitPlan:
     """Rewrite ``trace`` for the configuration <``split``, ``bits``>.
@@ -105,12 +114,7 @@ def build_split(trace: Trace, profile: SplitProfile, split: SplitPoint, bits: in
     # The cut's tensors: packed on the client, unpacked on the server.
     arrives: dict[int, int] = {}  # producer row -> kernel whose output the server reads
     if jpeg_bytes is not None and s == 0:
-        tensor = split.tensors[0]
-        decode = {"name": "input.jpeg_decode", "op": "decompress", "pass": "other",
-                  "precision": "int8", "flops": JPEG_DECODE_OPS_PER_PIXEL * tensor.elements / 3,
-                  "bytes_in": float(jpeg_bytes), "bytes_out": float(tensor.elements),
-                  "weight_bytes": 0.0, "layer": "input"}
-        arrives[INPUT] = add(decode, UNPACK, set())
+        arrives[INPUT] = add(jpeg_decode_row(split, jpeg_bytes), UNPACK, set())
     elif bits != RAW:
         last_pack = last_unpack = None
         for tensor in split.tensors:

@@ -28,6 +28,12 @@ Bitwidths = Annotated[list[Bitwidth], Field(min_length=1)]
 Tie = Annotated[float, Field(ge=0, lt=1)]
 
 
+def _jpeg_size(split, bits_per_pixel: float) -> float:
+    """Bytes of the model input as a JPEG (``bits_per_pixel`` per pixel)."""
+    pixels = split.tensors[0].elements / max(split.tensors[0].channels, 1)
+    return pixels * bits_per_pixel / 8
+
+
 @POLICIES.register("dyno")
 class DynO(SplitInference):
     """DynO: split point and transfer bitwidth chosen at run time.
@@ -41,6 +47,11 @@ class DynO(SplitInference):
         reinvoke: re-run the scheduler when a monitored estimate moved by more than
             this fraction since the last decision.
         tie: relative tolerance under which two values of a target are equal.
+        input: how split 0 (server-only) sends the model input: ``packed`` (CNN-ISPM
+            at each of ``bits``, DynO's enhanced server-only) or ``jpeg`` (the
+            camera's JPEG, as the server-only baseline of DynO's energy experiment;
+            decoded on the server, no accuracy cost assumed).
+        jpeg_bits_per_pixel: JPEG size per pixel (bits) with ``input: jpeg``.
         client, client_cores, packer, server, unpacker: placements (:mod:`.base`).
         accuracy_table: CSV of measured accuracy drops replacing the defaults.
         activations: folder of ``<layer>.npy`` dumps to pack with the real codec.
@@ -52,6 +63,8 @@ class DynO(SplitInference):
     def __init__(self, constraints: list[Constraint] | None = None,
                  targets: list[Target] | None = None,
                  bits: Bitwidths = DEFAULT_BITS, reinvoke: Reinvoke = 0.05, tie: Tie = 0.01,
+                 input: Literal["packed", "jpeg"] = "packed",
+                 jpeg_bits_per_pixel: PositiveFloat = 2.0,
                  client: str = "gpu", client_cores: Cores = None,
                  packer: str | None = None, server: str = "server:gpu",
                  unpacker: str | None = None, accuracy_table: str | None = None,
@@ -64,21 +77,33 @@ class DynO(SplitInference):
         self._constraints, self._targets = parse_objectives(self.constraints, self.targets)
         self.bits = sorted(set(bits))
         self.tie = tie
+        self.input = input
+        self.jpeg_bits_per_pixel = float(jpeg_bits_per_pixel)
         self._configure(client, client_cores, packer, server, unpacker, accuracy_table,
                         activations, reinvoke)
 
     def candidates(self, profile: SplitProfile) -> list:
         n = len(profile.trace)
-        return [(split, None if split.index == n else b)
+        jpeg = self.input == "jpeg"
+        return [(split, None if split.index == n or (jpeg and split.index == 0) else b)
                 for split in profile.candidates
-                for b in ([None] if split.index == n else self.bits)]
+                for b in ([None] if split.index == n or (jpeg and split.index == 0)
+                          else self.bits)]
+
+    def _jpeg_bytes(self, split) -> float | None:
+        if self.input != "jpeg" or split.index != 0:
+            return None
+        return _jpeg_size(split, self.jpeg_bits_per_pixel)
 
     def _references(self, state: JobState) -> dict[str, int]:
         n = len(state.profile.trace)
         device_only = next(k for k, (s, _) in enumerate(state.configs) if s.index == n)
         at_zero = [k for k, (s, b) in enumerate(state.configs) if s.index == 0]
-        server_only = min(at_zero, key=lambda k: (state.profile.drop(*state.configs[k]) >= 1.0,
-                                                  state.configs[k][1]))
+
+        def drop(k):
+            split, bits = state.configs[k]
+            return 0.0 if bits is None else state.profile.drop(split, bits)
+        server_only = min(at_zero, key=lambda k: (drop(k) >= 1.0, state.configs[k][1] or 0))
         return {"device-only": device_only, "server-only": server_only}
 
     def decide(self, state: JobState, estimates: dict[str, np.ndarray] | None) -> int:
@@ -192,8 +217,7 @@ class ServerOnly(_Static):
     def _jpeg_bytes(self, split) -> float | None:
         if self.input != "jpeg":
             return None
-        pixels = split.tensors[0].elements / max(split.tensors[0].channels, 1)
-        return pixels * self.jpeg_bits_per_pixel / 8
+        return _jpeg_size(split, self.jpeg_bits_per_pixel)
 
 
 @POLICIES.register("static-split")

@@ -31,7 +31,7 @@ from simulator.policy import IterationReport, Job, Placement, PolicyContext
 from workloads.packing.kernels import pack_rows, unpack_rows
 from workloads.splits.profile import RAW, SplitProfile
 
-from .plan import CLIENT, PACK, SERVER, SplitPlan, Where
+from .plan import CLIENT, PACK, SERVER, SplitPlan, Where, jpeg_decode_row
 
 
 class MovingAverage:
@@ -122,12 +122,14 @@ class Profiler:
         configs: candidate ``(split, bits)`` pairs.
         window: validity of real-time network estimates (s).
         alpha: weight of a new measurement in the scaling factors.
-        (A configuration with ``bits`` None sends nothing it must pack: device-only,
-        or a JPEG input whose upload the plan carries.)
+        jpeg_bytes: ``split -> bytes`` of the input sent as a JPEG (split 0 with
+            ``bits`` None), decoded on the server; None: no JPEG configuration.
+        (Otherwise a configuration with ``bits`` None sends nothing: device-only.)
     """
 
     def __init__(self, context: PolicyContext, job: Job, profile: SplitProfile, where: Where,
-                 configs: list, window: float = 300.0, alpha: float = 0.5):
+                 configs: list, window: float = 300.0, alpha: float = 0.5,
+                 jpeg_bytes=None):
         self.context = context
         self.job = job
         self.profile = profile
@@ -158,6 +160,11 @@ class Profiler:
         for k, (split, bits) in enumerate(configs):
             self.drop[k] = profile.drop(split, bits) if bits is not None else 0.0
             if split.index == n:
+                continue
+            if bits is None and split.index == 0 and jpeg_bytes is not None:
+                size = jpeg_bytes(split)  # the input as a JPEG, decoded on the server
+                self.up_bytes[k] = size
+                self.unpack[k] = self.duration(jpeg_decode_row(split, size), where.unpacker)
                 continue
             if bits is None or bits == RAW:
                 self.up_bytes[k] = split.nbytes if bits == RAW else 0.0

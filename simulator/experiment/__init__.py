@@ -36,7 +36,7 @@ resolved run is :class:`simulator.spec.experiment.ExperimentSpec` (the core's).
 from .expand import MAX_RUNS, RunSpec, check_run_count, config_key, derive_seed, expand
 from .load import check_experiment, load_experiment
 from .overrides import apply_overrides, parse_set, parse_value, result_columns, set_path
-from .preflight import check_runs
+from .preflight import check_plots, check_runs
 from .sweep import (
            RESERVED_SWEEP_KEYS,
            Distribution,
@@ -49,6 +49,6 @@ from .sweep import (
 )
 
 __all__ = ["MAX_RUNS", "RESERVED_SWEEP_KEYS", "Distribution", "RandomSweep", "RunSpec", "SweepSpec",
-           "apply_overrides", "check_experiment", "check_run_count", "check_runs", "config_key",
+           "apply_overrides", "check_experiment", "check_plots", "check_run_count", "check_runs", "config_key",
            "count_points", "derive_seed", "expand", "iter_points", "load_experiment", "parse_set", "parse_sweep", "parse_value",
            "result_columns", "set_path", "sweep_points"]

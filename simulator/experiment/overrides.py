@@ -12,7 +12,7 @@ from .sweep import RESERVED_SWEEP_KEYS
 # Mappings whose keys are themselves dotted paths (``sweep: {workload.batch: [...]}``).
 _DOTTED_KEY_PARENTS = ("sweep", "sweep.zip", "sweep.random.params")
 # ``--set`` keys that configure the experiment rather than a run; not result columns.
-_NOT_COLUMNS = ("sweep", "plots", "repeats", "seed")
+_NOT_COLUMNS = ("sweep", "plots", "plot_style", "repeats", "seed")
 
 
 def parse_value(text: str, path: str | None = None) -> Any:
@@ -122,5 +122,5 @@ def _unsweep(raw: dict, dotted: str) -> None:
 
 
 def result_columns(overrides: dict[str, Any]) -> dict[str, Any]:
-    """The ``--set`` values that become result columns (not sweep/plots/repeats/seed)."""
+    """The ``--set`` values that become result columns (not sweep/plots/plot_style/repeats/seed)."""
     return {k: v for k, v in overrides.items() if k.split(".")[0] not in _NOT_COLUMNS}

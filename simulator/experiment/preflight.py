@@ -98,6 +98,62 @@ def _check_plans(runs: list[RunSpec], base: Path, file: str | None) -> None:
             continue
 
 
+def check_plots(raw: dict, runs: list[RunSpec], file: str | None = None) -> None:
+    """Check that every ``order``, ``hue_order`` and ``facet_order`` names values the
+    column takes, for columns the sweep or ``--set`` decides (a metric's values are
+    only known after the runs; such orders are checked when the plot is drawn).
+
+    Raises:
+        ConfigError: at ``plots[i].order`` (etc.), listing the column's values.
+    """
+    plots = raw.get("plots") or []
+    keys = ("order", "hue_order", "facet_order")
+    if not any(isinstance(p, dict) and any(p.get(k) is not None for k in keys)
+               for p in plots):
+        return
+    from ..plots.data import categories, fmt, match_order
+    from .load import check_experiment
+
+    spec = check_experiment(raw, file)
+    params: dict[str, list[Any]] = {}
+    for run in runs:
+        for column, value in run.params.items():
+            params.setdefault(column, []).append(_as_cell(value))
+    for i, plot in enumerate(spec.plots):
+        for key, column in zip(keys, (plot.x, plot.hue, plot.facet), strict=True):
+            entries = getattr(plot, key)
+            values = _values_of(column, params) if entries is not None and column else None
+            if values is None:
+                continue
+            labels = [fmt(v) for v in categories(values)]
+            try:
+                match_order(entries, labels, column, f"plots[{i}].{key}")
+            except ConfigError as err:
+                raise err.within(file=file) from None
+
+
+def _as_cell(value: Any) -> Any:
+    """A parameter as the results table holds it (mappings and lists as JSON text)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def _values_of(column: str, params: dict[str, list[Any]]) -> list[Any] | None:
+    """The values of a parameter column (a numeric SI twin: its text column's)."""
+    from ..units import SI_SUFFIX, infer_quantities
+
+    if column in params:
+        return params[column]
+    for suffix in SI_SUFFIX.values():
+        base = column.removesuffix(f"_{suffix}")
+        if base != column and base in params:
+            quantity = infer_quantities(params[base])
+            if quantity is not None and quantity[0] == suffix:
+                return params[base]
+    return None
+
+
 def _anchored(err: ConfigError, where: str, run: RunSpec, count: int, file: str | None
               ) -> ConfigError:
     """``err`` located in the experiment file below ``where``, naming the run."""

@@ -19,14 +19,14 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ConfigError
-from ..spec.experiment import PlotSpec
+from ..spec.experiment import PlotSpec, PlotStyle
 from .figure import draw_plot
 from .kinds import pareto_front
 
 
 def draw_plots(plots: list[PlotSpec], results: pd.DataFrame,
-               timeseries: pd.DataFrame | None, folder: Path
-               ) -> tuple[list[Path], list[str]]:
+               timeseries: pd.DataFrame | None, folder: Path,
+               style: PlotStyle | None = None) -> tuple[list[Path], list[str]]:
     """Draw every plot; a plot that does not fit the data is skipped with a message.
 
     Args:
@@ -34,6 +34,7 @@ def draw_plots(plots: list[PlotSpec], results: pd.DataFrame,
         results: the results table (one row per run and repeat).
         timeseries: the long time-series table (``run, repeat, time_s, name, value``).
         folder: where the PNG and PDF files go.
+        style: the experiment's ``plot_style`` (each plot's ``style`` goes on top).
 
     Returns:
         the files written and one-line messages for the plots skipped.
@@ -42,7 +43,7 @@ def draw_plots(plots: list[PlotSpec], results: pd.DataFrame,
     errors: list[str] = []
     for index, spec in enumerate(plots):
         try:
-            files += draw_plot(spec, index, results, timeseries, folder)
+            files += draw_plot(spec, index, results, timeseries, folder, style)
         except ConfigError as err:
             errors.append(str(err))
         except Exception as exc:  # a drawing bug must not lose the results
@@ -78,7 +79,7 @@ def replot(results_dir: str | Path) -> tuple[list[Path], list[str]]:
     timeseries = pd.read_parquet(series) if series.is_file() else None
     if not spec.plots:
         return [], []
-    return draw_plots(spec.plots, results, timeseries, folder / "plots")
+    return draw_plots(spec.plots, results, timeseries, folder / "plots", spec.plot_style)
 
 
-__all__ = ["PlotSpec", "draw_plots", "pareto_front", "replot"]
+__all__ = ["PlotSpec", "PlotStyle", "draw_plots", "pareto_front", "replot"]

@@ -1,9 +1,9 @@
 """One drawing function per plot kind, each filling one axes (one facet panel).
 
 A drawer gets the panel's rows with helper columns prepared by
-:func:`simulator.plots.figure.prepare`: ``__x`` / ``__hue`` (category labels),
+:func:`simulator.plots.frame.prepare`: ``__x`` / ``__hue`` (category labels),
 ``__xnum`` (numeric x, when x is numeric) and ``__y`` (the plotted value),
-plus the shared :class:`~simulator.plots.figure.Context` (category orders and
+plus the shared :class:`~simulator.plots.frame.Context` (category orders and
 axis scale factors, equal across panels).
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..spec.experiment import PlotSpec
 from .data import mean_ci
-from .style import colour, marker
+from .style import marker
 
 
 def _offsets(count: int, span: float = 0.8) -> tuple[np.ndarray, float]:
@@ -43,13 +43,24 @@ def bar(ax, frame: pd.DataFrame, spec: PlotSpec, ctx) -> None:
         means = np.array([m for m, _ in stats]) * ctx.yfactor
         errors = np.array([c for _, c in stats]) * ctx.yfactor
         show = spec.error_bars and np.nansum(errors) > 0
-        ax.bar(np.arange(len(ctx.x_labels)) + offsets[0 if spec.stacked else j], means,
-               width * 0.92, bottom=bottom if spec.stacked else None,
-               yerr=errors if show else None, color=colour(j), label=hue,
-               error_kw={"elinewidth": 0.7, "ecolor": "#333333"})
+        bars = ax.bar(np.arange(len(ctx.x_labels)) + offsets[0 if spec.stacked else j],
+                      means, width * 0.92, bottom=bottom if spec.stacked else None,
+                      yerr=errors if show else None, color=ctx.colour(j), label=hue,
+                      error_kw={"elinewidth": 0.7, "ecolor": "#333333"})
         if spec.stacked:
             bottom = bottom + np.nan_to_num(means)
+        elif ctx.value_format:
+            ax.bar_label(bars, labels=[value_text(m, ctx.value_format) for m in means],
+                         padding=1.5, fontsize="x-small")
+    if spec.stacked and ctx.value_format:  # the totals, over the stacks
+        ax.bar_label(bars, labels=[value_text(t, ctx.value_format) for t in bottom],
+                     padding=1.5, fontsize="x-small")
     _categorical_x(ax, ctx)
+
+
+def value_text(value: float, spec: str) -> str:
+    """A value label (empty for a missing value)."""
+    return "" if np.isnan(value) else format(value, spec)
 
 
 def line(ax, frame: pd.DataFrame, spec: PlotSpec, ctx) -> None:
@@ -66,8 +77,13 @@ def line(ax, frame: pd.DataFrame, spec: PlotSpec, ctx) -> None:
             means.append(mean * ctx.yfactor)
             errors.append(ci * ctx.yfactor)
         show = spec.error_bars and np.nansum(errors) > 0
-        ax.errorbar(xs, means, yerr=errors if show else None, color=colour(j),
+        ax.errorbar(xs, means, yerr=errors if show else None, color=ctx.colour(j),
                     marker=marker(j), label=hue, elinewidth=0.7)
+        if ctx.value_format:
+            for x, mean in zip(xs, means, strict=True):
+                ax.annotate(value_text(mean, ctx.value_format), (x, mean),
+                            textcoords="offset points", xytext=(0, 3), ha="center",
+                            fontsize="x-small", color=ctx.colour(j))
     if not ctx.x_numeric:
         _categorical_x(ax, ctx)
 
@@ -91,7 +107,7 @@ def box(ax, frame: pd.DataFrame, spec: PlotSpec, ctx) -> None:
                            boxprops={"linewidth": 0.6}, whiskerprops={"linewidth": 0.6},
                            capprops={"linewidth": 0.6})
         for patch in parts["boxes"]:
-            patch.set_facecolor(colour(j))
+            patch.set_facecolor(ctx.colour(j))
             patch.set_alpha(0.75)
         parts["boxes"][0].set_label(hue)
     _categorical_x(ax, ctx)
@@ -104,7 +120,7 @@ def timeseries(ax, frame: pd.DataFrame, spec: PlotSpec, ctx) -> None:
         j = ctx.hue_labels.index(hue)
         rows = rows.sort_values(ctx.x)
         ax.plot(rows[ctx.x].to_numpy() * ctx.xfactor, rows["__y"].to_numpy() * ctx.yfactor,
-                color=colour(j), label=hue, linewidth=0.9)
+                color=ctx.colour(j), label=hue, linewidth=0.9)
 
 
 def heatmap(ax, frame: pd.DataFrame, spec: PlotSpec, ctx) -> None:
@@ -117,12 +133,12 @@ def heatmap(ax, frame: pd.DataFrame, spec: PlotSpec, ctx) -> None:
                 grid[r, c] = mean_ci(cell)[0] * ctx.yfactor
     image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis",
                       vmin=ctx.zrange[0], vmax=ctx.zrange[1])
-    if grid.size <= 64:
+    if spec.value_labels or (spec.value_labels is None and grid.size <= 64):
         middle = np.nanmean(ctx.zrange)
         for (r, c), value in np.ndenumerate(grid):
             if not np.isnan(value):
-                ax.text(c, r, f"{value:.3g}", ha="center", va="center", fontsize=6,
-                        color="white" if value < middle else "black")
+                ax.text(c, r, value_text(value, ctx.value_format or ".3g"), ha="center",
+                        va="center", fontsize=6, color="white" if value < middle else "black")
     ax.set_xticks(range(len(ctx.x_labels)))
     ax.set_xticklabels(ctx.x_labels)
     ax.set_yticks(range(len(ctx.y_labels)))
@@ -162,7 +178,7 @@ def pareto(ax, frame: pd.DataFrame, spec: PlotSpec, ctx) -> None:
     for j, hue in enumerate(ctx.hue_labels):
         mask = (points["hue"] == hue).to_numpy()
         if mask.any():
-            ax.scatter(xs[mask], ys[mask], s=12, color=colour(j), marker=marker(j),
+            ax.scatter(xs[mask], ys[mask], s=12, color=ctx.colour(j), marker=marker(j),
                        label=hue, zorder=3, linewidths=0)
     if len(xs):
         front = pareto_front(xs, ys, "x" in spec.maximize, "y" in spec.maximize)

@@ -1,7 +1,9 @@
 """Paper style: figure sizes, fonts, the colour-blind-safe palette, saving.
 
 Figures are two-column-paper sized (3.3 in single column, 7 in double), with
-8 pt text, the Okabe-Ito palette, and constrained ("tight") layout. They are
+8 pt text, the Okabe-Ito palette, and constrained ("tight") layout; an
+experiment's ``plot_style`` and a plot's ``style`` change the font, its size,
+the palette and any other rcParam (:func:`style_rc`). They are
 built as bare :class:`matplotlib.figure.Figure` objects rendered by Agg, so
 pyplot's global figure registry is never touched.
 """
@@ -18,6 +20,8 @@ import matplotlib
 from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+from ..spec.plot import PlotStyle
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with all common
 # colour-vision deficiencies. Black last: it is also used for Pareto fronts.
@@ -68,10 +72,39 @@ def marker(i: int) -> str:
     return MARKERS[i % len(MARKERS)]
 
 
+# rcParams sized from the base font size (8 pt): labels and titles at the base,
+# ticks and legend one step smaller, the figure title one step larger.
+_FONT_STEPS = {"font.size": 0, "axes.titlesize": 0, "axes.labelsize": 0, "figure.titlesize": 1,
+               "xtick.labelsize": -1, "ytick.labelsize": -1, "legend.fontsize": -1,
+               "legend.title_fontsize": -1}
+
+
+def style_rc(style: PlotStyle | None = None) -> dict:
+    """The rcParams of a figure: the paper style with ``style`` applied."""
+    rc = dict(RC)
+    if style is None:
+        return rc
+    if style.font_size is not None:
+        for key, step in _FONT_STEPS.items():
+            rc[key] = style.font_size * (1 + step / 8)
+    if style.font is not None:
+        rc["font.family"] = style.font
+    if style.palette is not None:
+        rc["axes.prop_cycle"] = cycler(color=style.palette)
+    rc.update(style.rc)
+    return rc
+
+
+def style_palette(style: PlotStyle | None) -> tuple[str, ...]:
+    """The hue colours of a figure (the Okabe-Ito palette unless the style gives one)."""
+    return tuple(style.palette) if style is not None and style.palette else OKABE_ITO
+
+
 @contextmanager
-def paper_style() -> Iterator[None]:
-    """Apply the paper rcParams while figures are built and saved (restored after)."""
-    with matplotlib.rc_context(RC):
+def paper_style(style: PlotStyle | None = None) -> Iterator[None]:
+    """Apply the paper rcParams (and ``style``) while figures are built and saved
+    (restored after)."""
+    with matplotlib.rc_context(style_rc(style)):
         yield
 
 

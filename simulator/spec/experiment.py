@@ -21,11 +21,8 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ..ops import PRECISIONS
 from .base import Celsius, Hertz, Seconds, Strict
+from .plot import FOLDER_NAME, PlotSpec, PlotStyle
 from .system import DeviceEntry, LinkSpec
-
-# A file or folder name: letters, digits, ``_ . -``, and not only dots (``..``
-# would climb out of the results root).
-FOLDER_NAME = r"^[A-Za-z0-9_.\-]*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*$"
 
 
 def folder_name(value: str) -> str:
@@ -196,93 +193,6 @@ class OutputOptions(Strict):
     sample_period: Seconds = Field(default=0.01, gt=0, description="time-series sampling")
 
 
-PLOT_KINDS = ("bar", "line", "box", "timeseries", "heatmap", "pareto")
-
-
-class PlotSpec(Strict):
-    """One figure drawn from a sweep's results (``plots:`` in the experiment).
-
-    Column names are result columns: ``run``, ``repeat``, ``seed``, swept or
-    set dotted paths (``workload.batch``) and metrics (``latency_s``). For
-    ``timeseries`` plots ``y`` names time series (``temp.*`` globs allowed).
-
-    Attributes:
-        kind: bar (mean per x, CI error bars), line (y against x), box
-            (distribution per x), timeseries (value against time_s), heatmap
-            (z coloured over x by y), pareto (y against x with the Pareto front).
-        x: column on the horizontal axis (``time_s`` for timeseries); a bar or box
-            plot with several ``y`` columns and no ``x`` puts the columns on x.
-        y: column(s) on the vertical axis, or series names for timeseries.
-        z: colour value of a heatmap (a metric).
-        hue: column whose values get their own colour.
-        facet: column whose values get their own panel.
-        logx: logarithmic x axis.
-        logy: logarithmic y axis.
-        error_bars: 95 % confidence intervals over repeats (bar, line).
-        title: figure title.
-        name: file stem in ``plots/`` (default ``<index>-<kind>-<y>``).
-        width: ``single`` (3.3 in) or ``double`` (7 in) column figure (default:
-            single for one panel, double with facets).
-        height: figure height, inches (default from the width).
-        where: keep only rows whose column equals the value (or is in the list).
-        maximize: pareto axes where larger is better (``[y]`` for throughput).
-        xlabel: x-axis label (default: the column name).
-        ylabel: y-axis label (default: the column name).
-        stacked: bar plots of several ``y`` columns with an ``x``: stack the
-            columns in one bar per x (a breakdown) instead of side by side.
-    """
-
-    kind: Literal["bar", "line", "box", "timeseries", "heatmap", "pareto"]
-    x: str | None = None
-    y: str | list[str] | None = None
-    z: str | None = None
-    hue: str | None = None
-    facet: str | None = None
-    logx: bool = False
-    logy: bool = False
-    error_bars: bool = True
-    title: str | None = None
-    name: str | None = Field(default=None, pattern=FOLDER_NAME)
-    width: Literal["single", "double"] | None = None
-    height: float | None = Field(default=None, gt=0)
-    where: dict[str, Any] = Field(default_factory=dict)
-    maximize: list[Literal["x", "y"]] = Field(default_factory=list)
-    xlabel: str | None = None
-    ylabel: str | None = None
-    stacked: bool = False
-
-    @model_validator(mode="after")
-    def _needs(self) -> PlotSpec:
-        needed = {"bar": ("x", "y"), "line": ("x", "y"), "box": ("x", "y"),
-                  "timeseries": ("y",), "heatmap": ("x", "y", "z"),
-                  "pareto": ("x", "y")}[self.kind]
-        if self.kind in ("bar", "box") and len(self.ys()) > 1:
-            needed = ("y",)  # the y columns become the x categories
-        missing = [k for k in needed if getattr(self, k) in (None, [])]
-        if missing:
-            raise ValueError(f"a {self.kind} plot needs {' and '.join(map(repr, needed))}; "
-                             f"{', '.join(map(repr, missing))} missing")
-        if self.kind in ("heatmap", "pareto") and isinstance(self.y, list):
-            raise ValueError(f"a {self.kind} plot takes one y column")
-        if self.stacked and (self.kind != "bar" or len(self.ys()) < 2 or self.x is None
-                             or self.hue is not None):
-            raise ValueError("'stacked' needs a bar plot with an x, several y columns and "
-                             "no hue (the colours are the y columns; use facet to split)")
-        return self
-
-    def ys(self) -> list[str]:
-        """``y`` as a list."""
-        return list(self.y) if isinstance(self.y, list) else [self.y] if self.y else []
-
-    def file_stem(self, index: int) -> str:
-        """File name (without extension) of the figure."""
-        if self.name:
-            return self.name
-        label = "-".join(self.ys()) or "plot"
-        safe = "".join(c if c.isalnum() or c in "_.-" else "_" for c in label)
-        return f"{index:02d}-{self.kind}-{safe}"
-
-
 class ExperimentSpec(Strict):
     """A whole experiment (before sweep expansion)."""
 
@@ -306,6 +216,7 @@ class ExperimentSpec(Strict):
     time_limit: Seconds | None = Field(default=None, gt=0,
                                        description="stop the simulated run at this time")
     plots: list[PlotSpec] = Field(default_factory=list)
+    plot_style: PlotStyle | None = None
 
     @field_validator("policy")
     @classmethod

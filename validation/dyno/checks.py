@@ -1,10 +1,12 @@
 """DynO checks: CNN-ISPM packing sizes and times, candidate filter, scheduler cost.
 
-Fitted figures (``python -m validation.dyno.fit_packing``): the lossless
-size and both packing times of ResNet-18's 200 KB ReLU activation. Predicted
-(not fitted): its 4-bit size, VGG19's best packing ratio, the ReLU filter's
-reduction of the split points, the scheduler's decision time (measured on the
-host running the simulator, not on a Jetson).
+Fitted figures (``python -m validation.dyno.fit_packing``): the lossless and
+4-bit sizes and both packing times of ResNet-18's 200 KB ReLU activation, and
+VGG19's best packing ratio (sizes: the real codec on tensors drawn from the
+activation statistics; the three size figures fitted jointly). Predicted: the
+quantisation-only ratios, the ReLU filter's reduction of the split points, the
+scheduler's decision time (measured on the host running the simulator, not on a
+Jetson).
 
 Client and server latencies (:mod:`validation.dyno.client_refs`, independent public
 benchmarks, fitted by ``python -m validation.dyno.fit_clients``): each fitted
@@ -24,16 +26,22 @@ from simulator.trace import trace_from_table
 from validation.dyno import refs
 from validation.dyno.client_refs import REFS as CLIENT_REFS
 from validation.dyno.client_refs import ClientRef
-from validation.dyno.fit_packing import CPU, SOC, reduction_pct, reference_tensor, tensor_stats
+from validation.dyno.fit_packing import (
+    CPU,
+    SOC,
+    packed,
+    reduction_pct,
+    reference_tensor,
+    vgg19_best_ratio,
+)
 from validation.micro import run_trace
 from workloads.generate import generate_trace
+from workloads.packing.activations import draw, tensor_shape
 from workloads.packing.bitshuffle import bitshuffle
 from workloads.packing.codec import LOSSLESS
 from workloads.packing.isquant import isquant
 from workloads.packing.kernels import pack_rows
-from workloads.packing.model import packed_bytes, synthetic_activation
 from workloads.splits.cuts import candidate_splits, split_points
-from workloads.splits.profile import SplitProfile
 
 GROUP = "dyno"
 RELU = f"{refs.SOURCE}, 200 KB ReLU activation of ResNet-18"
@@ -42,8 +50,7 @@ RELU = f"{refs.SOURCE}, 200 KB ReLU activation of ResNet-18"
 def _engine_packing_ms(bits: int) -> float:
     """Packing time (ms) of the reference tensor through the engine on one Carmel core."""
     tensor = reference_tensor()
-    rows = pack_rows(tensor.layer, tensor.elements, bits,
-                     packed_bytes(tensor_stats(tensor), bits))
+    rows = pack_rows(tensor.layer, tensor.elements, bits, packed(tensor, bits))
     for i, row in enumerate(rows):
         row.update(id=i, deps=str(i - 1) if i else "")
     result = run_trace(SOC, trace_from_table(pd.DataFrame(rows)),
@@ -52,15 +59,16 @@ def _engine_packing_ms(bits: int) -> float:
 
 
 @check("dyno.pack.relu200k.lossless_reduction", reference=refs.LOSSLESS_REDUCTION_PCT,
-       unit="%", tolerance_pct=10.0, source=RELU + ", lossless packing (fitted)", group=GROUP,
+       unit="%", tolerance_pct=refs.LOSSLESS_REDUCTION_TOL_PCT,
+       source=RELU + ", lossless packing (fitted)", group=GROUP,
        status="calibration")  # the ReLU sparsity level
 def _lossless_size() -> float:
     return reduction_pct(reference_tensor(), LOSSLESS)
 
 
 @check("dyno.pack.relu200k.isquant4_reduction", reference=refs.ISQUANT4_REDUCTION_PCT,
-       unit="%", tolerance_pct=5.0, source=RELU + ", 4-bit ISQuant ('up to 95 %')",
-       group=GROUP, status="prediction")
+       unit="%", tolerance_pct=refs.ISQUANT4_REDUCTION_TOL_PCT, group=GROUP,
+       status="calibration", source=RELU + ", 4-bit ISQuant ('up to 95 %'; fitted jointly)")
 def _isquant4_size() -> float:
     return reduction_pct(reference_tensor(), 4)
 
@@ -81,8 +89,12 @@ def _isquant4_time() -> float:
 
 def _quantisation_only(bits: int) -> float:
     """FP32 size over ISQuant + bit shuffle size (before LZ4), real codec."""
+    from validation.dyno.fit_packing import _profile
+
     tensor = reference_tensor()
-    x = synthetic_activation(tensor_stats(tensor), tensor.channels, np.random.default_rng(0))
+    channels, side = tensor_shape(tensor.elements, tensor.channels)
+    x, _, _ = draw(_profile(refs.RELU_MODEL).tensor_stats(tensor), channels, side,
+                   np.random.default_rng(0))
     values, _, _ = isquant(x, bits)
     return x.size * 4 / len(bitshuffle(values, bits))
 
@@ -95,13 +107,11 @@ for _bits, _ratio in refs.QUANT_ONLY_RATIO.items():
 
 
 @check("dyno.pack.vgg19_best_ratio", reference=refs.VGG19_MAX_RATIO, unit="x",
-       tolerance_pct=35.0, group=GROUP, status="prediction",
-       source=f"{refs.SOURCE}, whole-pipeline ratios reach 60x (VGG19 ReLU layers)")
+       tolerance_pct=refs.VGG19_MAX_RATIO_TOL_PCT, group=GROUP, status="calibration",
+       source=f"{refs.SOURCE}, whole-pipeline ratios reach 60x (VGG19 ReLU layers; "
+              "fitted jointly)")
 def _vgg19_ratio() -> float:
-    profile = SplitProfile(generate_trace("vgg19"), "vgg19")
-    return max(tensor.nbytes / profile.tensor_bytes(tensor, bits)
-               for split in profile.candidates for tensor in split.tensors if tensor.relu
-               for bits in range(3, 9))
+    return vgg19_best_ratio()
 
 
 @check("dyno.candidates.relu_filter_reduction", reference=refs.RELU_FILTER_REDUCTION_PCT,

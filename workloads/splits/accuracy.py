@@ -42,11 +42,15 @@ class AccuracyRule(Strict):
 
 
 class ActivationStats(Strict):
-    """Default statistics of ReLU outputs (see ``profiles.yaml``)."""
+    """Default statistics of ReLU outputs (see ``profiles.yaml`` and
+    :mod:`workloads.packing.activations`)."""
 
     sparsity_first: float = Field(default=0.5, ge=0, lt=1)
     sparsity_last: float = Field(default=0.8, ge=0, lt=1)
     spread: float = Field(default=1.0, ge=0)
+    scale_spread: float = Field(default=0.5, ge=0)
+    dead_share: float = Field(default=0.0, ge=0, le=1)
+    correlation: float = Field(default=1.0, ge=0)
 
     def sparsity(self, depth: float) -> float:
         """Fraction of zeros of a ReLU output at ``depth`` in [0, 1]."""

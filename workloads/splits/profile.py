@@ -1,13 +1,12 @@
 """A model's split profile: candidate cuts, transferred bytes and accuracy per bitwidth.
 
 Everything here is device-independent (DynO's "data sizes and accuracy per
-<s, c>"). Sizes come from the CNN-ISPM size model
-(:func:`workloads.packing.model.packed_bytes`) with per-tensor statistics
-from ``profiles.yaml``, or -- real-codec mode -- from activation dumps: a
-folder with ``<layer>.npy`` per tensor (named by the producing kernel's
-layer, ``input.npy`` for the model input) is packed with the real chain
-(:mod:`workloads.packing.codec`) and the measured sizes are used for those
-tensors.
+<s, c>"). Sizes come from the real CNN-ISPM chain (:mod:`workloads.packing.codec`)
+run on tensors drawn (seeded) from per-layer activation statistics
+(:mod:`workloads.packing.activations`, levels in ``profiles.yaml``), or from
+activation dumps: a folder with ``<layer>.npy`` per tensor (named by the
+producing kernel's layer, ``input.npy`` for the model input) is packed with the
+same chain and the measured sizes are used for those tensors.
 
 ``python -m workloads.splits.profile resnet152 > profile.csv`` prints a model's
 default profile; its first three columns are an accuracy table to edit.
@@ -23,8 +22,8 @@ import pandas as pd
 
 from simulator.errors import ConfigError
 from simulator.trace import Trace
+from workloads.packing.activations import LayerStats, packed_size
 from workloads.packing.codec import LOSSLESS, pack
-from workloads.packing.model import TensorStats, packed_bytes
 
 from .accuracy import RuleAccuracy, TableAccuracy, model_defaults
 from .cuts import CutTensor, SplitPoint, candidate_splits
@@ -60,12 +59,14 @@ class SplitProfile:
             raise ConfigError(f"activation dump folder not found: {self.activations}")
         self._sizes: dict[tuple[int, int], float] = {}
 
-    def tensor_stats(self, tensor: CutTensor) -> TensorStats:
-        """Statistics the size model uses for ``tensor``."""
+    def tensor_stats(self, tensor: CutTensor) -> LayerStats:
+        """Statistics ``tensor`` is drawn from (a ReLU output at its depth, or the
+        dense model input)."""
+        s = self.stats
         if tensor.relu:
-            return TensorStats(tensor.elements, self.stats.sparsity(tensor.depth), True,
-                               self.stats.spread)
-        return TensorStats(tensor.elements, 0.0, False, self.stats.spread)
+            return LayerStats(s.sparsity(tensor.depth), True, s.dead_share, s.correlation,
+                              s.spread, s.scale_spread)
+        return LayerStats(0.0, False, 0.0, s.correlation, s.spread, 0.0)
 
     def tensor_bytes(self, tensor: CutTensor, bits: int) -> float:
         """Bytes ``tensor`` takes on the wire packed at ``bits`` (:data:`RAW`: unpacked)."""
@@ -79,7 +80,8 @@ class SplitProfile:
             if dump is not None and dump.is_file():
                 size = float(pack(np.load(dump), bits).nbytes)
             else:
-                size = packed_bytes(self.tensor_stats(tensor), bits)
+                size = packed_size(self.tensor_stats(tensor), tensor.elements,
+                                   tensor.channels, bits)
             self._sizes[key] = size
         return size
 
