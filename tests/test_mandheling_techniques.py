@@ -19,7 +19,14 @@ from policies.mandheling.rescaling import (
     rescale_schedule,
 )
 from policies.mandheling.rows import Rewrite
-from policies.mandheling.subgraph_reuse import prepared_in, residency
+from policies.mandheling.subgraph_reuse import (
+    add_calls,
+    add_preparation,
+    find_subgraphs,
+    prepared_in,
+    residency,
+)
+from policies.mandheling.weights import weight_copies
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
 from validation.micro import conv_row
@@ -165,3 +172,139 @@ def test_a_split_rescaling_site_is_skipped_whole_and_its_static_version_writes_a
     static_bytes = sum(by_id[i]["bytes_out"] for i in group.static)
     assert static_bytes == pytest.approx(sum(by_id[i]["bytes_out"] for i in group.shift))
     assert set(group.static) <= set(by_id[3]["deps"])
+
+
+# -- review fixes: preparation per operator, the Shift's INT32 input, weight copies -------
+
+def test_a_split_operator_is_prepared_once_and_holds_its_weights_once():
+    rows = [kernel(0, "", op="conv", batch=8, nbytes=8e4, weight_bytes=1e4),
+            kernel(1, "0", op="relu", batch=8, nbytes=8e4)]
+    for row in rows:
+        row["precision"] = "int8"
+    rewrite = Rewrite(make_trace(rows))
+    target = {r["id"]: "dsp" for r in rewrite.records}
+    part_ids = Mandheling._split(rewrite, {0: 4}, [], target)
+    origin = {p: kid for kid, ids in part_ids.items() for p in ids}
+    (sub,) = find_subgraphs(rewrite, target, set(), origin=origin)
+    assert len(sub.kernels) == 5 and sub.operators == 2  # conv (4 parts) + relu
+    assert sub.memory == pytest.approx(8e4 + 1e4 + 8e4 + 8e4)  # input, weights, outputs
+
+
+def test_a_shift_that_reads_the_int32_tensor_still_forms_a_rescale_group():
+    rewrite = _rescale_site()
+    rewrite.by_id()[2]["deps"] = (1, 0)  # reduce_max's scalar and the conv's INT32 output
+    (group,) = find_groups(rewrite)
+    assert (group.compute, group.reduce_max, group.shift) == ([0], [1], [2])
+
+
+def test_a_weight_gradient_rescale_is_not_split_by_batch():
+    for op in ("reduce_max", "shift"):
+        row = kernel(0, "", op=op, batch=64)
+        row["pass"] = "bwd_weight"
+        assert not splittable(row)
+    conv = kernel(0, "", op="conv", batch=64)
+    conv["pass"] = "bwd_weight"
+    assert splittable(conv)
+
+
+def _layer_step(update_on: str) -> tuple[Rewrite, dict]:
+    rows = [kernel(0, "", op="conv", weight_bytes=1e4, layer="c"),
+            kernel(1, "0", op="sgd_update", nbytes=1e4, weight_bytes=1e4, layer="c")]
+    rows[1]["pass"] = "update"
+    rewrite = Rewrite(make_trace(rows))
+    return rewrite, {0: "dsp", 1: update_on}
+
+
+def test_weights_updated_on_the_cpu_are_copied_back_to_the_dsp_that_reads_them():
+    rewrite, target = _layer_step("cpu")
+    (copy,) = weight_copies(rewrite, target)
+    record = rewrite.by_id()[copy]
+    # the copy waits for the update: the engine moves the updated weights over the link
+    assert target[copy] == "dsp" and record["deps"] == (1,)
+    rewrite, target = _layer_step("dsp")
+    assert weight_copies(rewrite, target) == []  # updated where they are read
+
+
+def test_mandheling_charges_the_weight_copies_on_the_offload_channel(mandheling_copies):
+    kernels, transfers = mandheling_copies
+    copies = kernels[kernels["label"].str.contains("weights_to_dsp")]
+    assert len(copies) > 0
+    moved = transfers[transfers["label"].str.contains(r"\.update")]
+    assert moved["bytes"].sum() > 0
+
+
+@pytest.fixture(scope="module")
+def mandheling_copies():
+    from simulator.engine.simulation import simulate
+    from simulator.spec.experiment import ExperimentSpec
+    exp = ExperimentSpec.model_validate({
+        "name": "copies", "soc": "snapdragon865",
+        "workload": {"model": "vgg11", "mode": "training", "batch": 16, "input_size": 32,
+                     "num_classes": 10, "options": {"batch_norm": False}, "iterations": 1},
+        "policy": {"name": "mandheling"}, "dvfs": {"governor": "performance"},
+        "outputs": {"timeline": False, "kernels": True, "timeseries": False}})
+    result = simulate(exp)
+    return result.kernels, result.transfers
+
+
+# -- graph preparation per operator and per subgraph; one FastRPC call per subgraph ----
+
+def _two_subgraphs() -> tuple[Rewrite, dict, list]:
+    """dsp, dsp | cpu | dsp: two subgraphs of 2 and 1 operators."""
+    rows = [kernel(i, str(i - 1) if i else "", op="relu", precision="int8") for i in range(4)]
+    rewrite = Rewrite(make_trace(rows))
+    target = {0: "dsp", 1: "dsp", 2: "cpu", 3: "dsp"}
+    return rewrite, target, find_subgraphs(rewrite, target, set())
+
+
+def test_preparation_costs_per_operator_and_per_subgraph():
+    rewrite, target, subgraphs = _two_subgraphs()
+    add_preparation(rewrite, subgraphs, target, setup=1e-3, per_subgraph=2e-3)
+    prepares = [r for r in rewrite.records if r["name"].endswith(".prepare")]
+    assert [r["fixed_s"] for r in prepares] == pytest.approx([4e-3, 3e-3])
+
+
+def test_each_subgraph_run_is_one_fastrpc_call_before_its_first_node():
+    rewrite, target, subgraphs = _two_subgraphs()
+    add_calls(rewrite, subgraphs, target, call=0.4e-3)
+    calls = [r for r in rewrite.records if r["name"].endswith(".call")]
+    assert len(calls) == 2 and all(target[c["id"]] == "dsp" for c in calls)
+    by_id = rewrite.by_id()
+    assert calls[0]["id"] in by_id[0]["deps"] and calls[1]["id"] in by_id[3]["deps"]
+    assert calls[1]["deps"] == (2,)  # waits for what the subgraph waited for
+    assert not any(c["id"] in by_id[1]["deps"] for c in calls)  # inner nodes: no call
+
+
+def test_the_dsp_library_separates_graph_operator_and_node_costs():
+    soc = load_soc("snapdragon865")
+    lib = soc.dsp.libraries["mnn"]
+    assert lib.subgraph_setup and lib.subgraph_setup > lib.graph_setup
+    assert lib.dispatch_overhead < soc.dsp.dispatch_overhead  # node step < FastRPC call
+
+
+@pytest.mark.parametrize("soc_name", ["snapdragon865", "snapdragon888", "snapdragon750g"])
+def test_the_500_mhz_dsp_runs_at_its_dies_low_voltage_corner(soc_name):
+    soc = load_soc(soc_name)
+    (opp,) = soc.dsp.opps
+
+    def volts(opps, hz):  # linear interpolation in a processor's own OPP table
+        return float(np.interp(hz, [o.frequency for o in opps], [o.voltage for o in opps]))
+
+    little = next(p for name, p in soc.processors().items()
+                  if name in ("cpu.silver", "cpu.little"))
+    bounds = sorted((volts(little.opps, opp.frequency), volts(soc.gpu.opps, opp.frequency)))
+    # a DSP "designed for low-power scenarios" at a quarter of the CPU's clock is
+    # no higher on the same die's voltage-frequency curve than its other blocks
+    assert bounds[0] - 0.01 <= opp.voltage <= bounds[1] + 0.01
+
+
+def test_weight_copies_are_transfers_not_graph_operators(mandheling_copies):
+    kernels, _ = mandheling_copies
+    labels = kernels["label"]
+    assert labels.str.contains("weights_to_dsp").any()
+    # every subgraph call precedes a graph node, never a weight copy
+    on_dsp = kernels[kernels["processor"] == "dsp"]
+    order = on_dsp.sort_values(["iteration", "start_s"])["label"].tolist()
+    for i, label in enumerate(order[:-1]):
+        if label.endswith(".call"):
+            assert "weights_to" not in order[i + 1]

@@ -53,7 +53,9 @@ def test_niti_conv_becomes_int8_conv_reduce_max_shift(fp32_step, niti_step):
     assert list(steps["op"]) == ["conv", "reduce_max", "shift"]
     assert set(steps["precision"]) == {"int8"}
     conv, reduce_max, shift = (steps.iloc[i] for i in range(3))
-    assert reduce_max["deps"] == (conv["id"],) and shift["deps"] == (reduce_max["id"],)
+    # the Shift re-reads the INT32 tensor: it depends on the conv, not only the max
+    assert reduce_max["deps"] == (conv["id"],)
+    assert shift["deps"] == (reduce_max["id"], conv["id"])
     original = rows_of(fp32_step, "block2.conv1", "fwd").iloc[0]
     elements = original["bytes_out"] / 4
     assert conv["flops"] == original["flops"]
@@ -68,6 +70,9 @@ def test_niti_backward_and_fp32_only_ops(niti_step):
     assert list(error_grad["op"]) == ["weight_rotate", "deconv", "reduce_max", "shift"]
     weight_grad = rows_of(niti_step, "block2.conv1", "bwd_weight")
     assert list(weight_grad["op"]) == ["conv", "reduce_max", "shift"]
+    for steps in (error_grad.iloc[1:], weight_grad):  # both backward Shifts read INT32
+        compute, reduce_max, shift = (steps.iloc[i] for i in range(3))
+        assert set(shift["deps"]) == {reduce_max["id"], compute["id"]}
     bn = rows_of(niti_step, "block2.conv1.bn", "fwd")
     assert list(bn["op"]) == ["dequantize", "batchnorm", "quantize"]
     assert set(bn["precision"]) == {"fp32"}

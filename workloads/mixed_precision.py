@@ -98,7 +98,10 @@ def apply_algorithm(trace: Trace, algorithm: str | Path | Algorithm = DEFAULT_AL
 
     Each kernel becomes its rule's steps, chained in order: the first step
     inherits the kernel's dependencies, every later step waits for the one
-    before, and the kernel's dependants wait for the last step. Kernels are
+    before (and for the step that wrote its ``input`` type, when an earlier
+    step of the rule did: NITI's Shift reads the INT32 accumulators the
+    operator wrote, not only the ReduceMax's scalar), and the kernel's
+    dependants wait for the last step. Kernels are
     renumbered; shape, ``layer`` and ``model`` columns are kept, auxiliary
     kernels are named ``<kernel>.<suffix>``.
 
@@ -125,13 +128,21 @@ def apply_algorithm(trace: Trace, algorithm: str | Path | Algorithm = DEFAULT_AL
         deps = tuple(last[d] for d in record["deps"])
         if not record["deps"] and record["pass"] == "fwd":
             deps += input_tail
+        written: dict[str, int] = {}  # storage type -> the rule's step that wrote it
         for step in algo.steps_for(record["op"], record["pass"]):
+            # a step reading a tensor an earlier step of the rule wrote (a Shift
+            # re-reading the INT32 accumulators) depends on that step too
+            source = written.get(step.input) if step.input is not None else None
+            if source is not None and source not in deps:
+                deps = (*deps, source)
             if step.is_main:
                 kid = _emit_main(rows, algo, step, record, deps)
             else:
                 per = {"output": "bytes_out", "input": "bytes_in", "weights": "weight_bytes"}
                 n = record[per[step.per]] / BYTES_PER_ELEMENT[record["precision"]]
                 kid = _emit_auxiliary(rows, algo, step, record, n, deps)
+            if step.output is not None and step.output != "scalar":
+                written[step.output] = kid
             deps = (kid,)
         last[record["id"]] = deps[0]
     return trace_from_table(pd.DataFrame(rows), source=f"{trace.source} + {algo.name}")

@@ -6,11 +6,12 @@
   decomposed batch norm, im2col weight gradients, SGD passes, ...);
 * ``mnn-int8``: the integer algorithm Mandheling uses (NITI by default) run
   by MNN on the CPU with NEON;
-* ``mnn-gpu``: FP32 training through MNN's OpenCL backend. Its low GPU
-  utilisation in training (30-50 % in the paper) comes from the ``mnn`` table
-  of the GPU: a per-kernel synchronisation cost (the backend finishes the
-  command queue and maps buffers after each training operator) and poor
-  weight-gradient kernels. A step whose tensors do not fit the GPU's
+* ``mnn-gpu``: FP32 training through MNN's OpenCL backend, on MNN's own
+  training operators (``workloads/frameworks/mnn.yaml``, as the CPU baselines:
+  no fused backward kernels). Its low GPU utilisation in training (30-50 % in
+  the paper) comes from the ``mnn`` table of the GPU: a per-kernel
+  synchronisation cost (the backend finishes the command queue and maps
+  buffers after each training operator) and poor weight-gradient kernels. A step whose tensors do not fit the GPU's
   ``memory_budget`` raises :class:`~simulator.errors.OutOfMemory` (a result
   with status ``oom``, as VGG-19 on ImageNet in the paper).
 
@@ -118,7 +119,10 @@ class MnnGpu(Policy):
         if self.processor not in specs:
             raise ConfigError(f"this SoC has no {self.processor!r}", path="processor")
         spec = specs[self.processor]
-        trace = serialize(fp32_trace(job, self.name))
+        # MNN's OpenCL backend trains the same graph as its CPU backend: MNN's own
+        # training operators (decomposed batch norm, im2col/col2im gradients, SGD
+        # passes per parameter), each a kernel launch the backend synchronises after
+        trace = serialize(apply_framework(fp32_trace(job, self.name), self.library))
         need = peak_memory(trace)
         if spec.memory_budget is not None and need > spec.memory_budget:
             raise OutOfMemory(f"{self.name}: one training step needs {need / 2**30:.2f} GiB "

@@ -20,10 +20,15 @@ from collections.abc import Callable
 # Kernels whose work does not scale with the batch (weights only).
 _WEIGHT_ONLY = ("sgd_update", "weight_rotate", "transpose", "loss")
 _SPLIT_PASSES = ("fwd", "bwd_data", "bwd_weight")
+_RESCALE = ("reduce_max", "shift")
 
 
 def splittable(record: dict) -> bool:
-    """Whether the kernel's work is per sample (so micro-batches divide it)."""
+    """Whether the kernel's work is per sample (so micro-batches divide it). The
+    rescaling of a weight gradient (its ReduceMax and Shift) works on the
+    gradient, a weight-sized tensor: no batch dimension to split."""
+    if record["pass"] == "bwd_weight" and record["op"] in _RESCALE:
+        return False
     return (record["pass"] in _SPLIT_PASSES and record["op"] not in _WEIGHT_ONLY
             and int(record.get("batch") or 0) > 1)
 

@@ -45,7 +45,14 @@ from .rescaling import (
     rescale_schedule,
 )
 from .rows import Rewrite, assemble
-from .subgraph_reuse import add_preparation, find_subgraphs, prepared_in, residency
+from .subgraph_reuse import (
+    add_calls,
+    add_preparation,
+    find_subgraphs,
+    prepared_in,
+    residency,
+)
+from .weights import weight_copies
 from .workload import integer_trace
 
 # Self-adaptive rescaling: measurement window and period (batches), E: the paper
@@ -112,15 +119,22 @@ class Mandheling(Policy):
         groups = find_groups(rewrite) if self.adaptive_rescaling else []
 
         target, splits = self._place(job, rewrite, pool, dsp.units)
-        self._split(rewrite, splits, groups, target)
+        part_ids = self._split(rewrite, splits, groups, target)
+        origin = {p: kid for kid, ids in part_ids.items() for p in ids}
         alternatives: set[int] = set()
         if groups:
             add_static_alternatives(rewrite, groups, target)
             alternatives = {i for group in groups for i in group.static}
-        subgraphs = find_subgraphs(rewrite, target, alternatives)
+        subgraphs = find_subgraphs(rewrite, target, alternatives, origin=origin)
         library = dsp.libraries.get(self.library)
         setup = library.graph_setup if library is not None and library.graph_setup else 0.0
-        add_preparation(rewrite, subgraphs, target, setup)
+        per_graph = (library.subgraph_setup or 0.0) if library is not None else 0.0
+        add_preparation(rewrite, subgraphs, target, setup, per_subgraph=per_graph)
+        node = library.dispatch_overhead if library is not None else None
+        if node is not None:  # a subgraph is one FastRPC call; its nodes pay a step each
+            add_calls(rewrite, subgraphs, target, max(0.0, dsp.dispatch_overhead - node))
+        # after the subgraphs: a weight copy is a buffer transfer, not a graph operator
+        weight_copies(rewrite, target)
         if self.parallel:
             per_processor_order(rewrite, target)
         else:
@@ -138,7 +152,7 @@ class Mandheling(Policy):
             "cpu_kernels": float(sum(p.processor != DSP for p in placements)),
             "dsp_subgraphs": float(len(subgraphs)),
             "split_operators": float(len(splits)),
-            "graph_prepare_s": float(setup * sum(s.operators for s in subgraphs)),
+            "graph_prepare_s": float(sum(setup * s.operators + per_graph for s in subgraphs)),
             "rescale_fraction": skip.rescale_fraction,
         }
         return Plan(placements, trace=trace, skip=skip)
@@ -162,8 +176,14 @@ class Mandheling(Policy):
             dsp_cost.append(seconds)
         if self.co_scheduling:
             name = pool[0][0].processor
-            switch = [ctx.transfer_time(job, name, DSP, r["bytes_out"]) for r in records[:-1]]
-            where = co_schedule(cpu_cost, dsp_cost, switch)
+            by_id = rewrite.by_id()
+            # what crosses when operator i+1 runs on the other side: the tensors it
+            # reads (a Shift reads the INT32 accumulators, not only the max)
+            switch = [ctx.transfer_time(job, name, DSP, sum(by_id[d]["bytes_out"]
+                                                            for d in r["deps"]))
+                      for r in records[1:]]
+            where = self._co_schedule_with_copies(job, name, records, cpu_cost, dsp_cost,
+                                                 switch)
         else:
             where = dsp_first(dsp_cost)
             for i, (w, c) in enumerate(zip(where, cpu_cost)):
@@ -174,16 +194,44 @@ class Mandheling(Policy):
         splits = {r["id"]: n for r, w, n in zip(records, where, parts) if w == DSP and n > 1}
         return target, splits
 
+    def _co_schedule_with_copies(self, job: Job, cpu_name: str, records: list[dict],
+                                 cpu_cost: list[float], dsp_cost: list[float],
+                                 switch: list[float]) -> list[str]:
+        """The dynamic programme, with each weight update's latency on a side
+        including the copy of the updated weights to the other side when a
+        reader of that layer's weights runs there (:mod:`.weights`), iterated
+        until the placement no longer changes (a few rounds)."""
+        ctx = self.context
+        updates = [i for i, r in enumerate(records) if r["pass"] == "update" and r.get("layer")]
+        copy = {i: ctx.transfer_time(job, cpu_name, DSP, records[i]["bytes_out"])
+                for i in updates} if updates else {}
+        cpu, dsp = list(cpu_cost), list(dsp_cost)
+        where = co_schedule(cpu, dsp, switch)
+        for _ in range(4):
+            readers: dict[str, set[str]] = {}
+            for r, w in zip(records, where):
+                if r.get("layer") and r["pass"] != "update" and r["weight_bytes"] > 0:
+                    readers.setdefault(str(r["layer"]), set()).add(w)
+            for i in updates:
+                read = readers.get(str(records[i]["layer"]), set())
+                cpu[i] = cpu_cost[i] + (copy[i] if DSP in read else 0.0)
+                dsp[i] = dsp_cost[i] + (copy[i] if CPU in read else 0.0)
+            again = co_schedule(cpu, dsp, switch)
+            if again == where:
+                break
+            where = again
+        return where
+
     @staticmethod
     def _split(rewrite: Rewrite, splits: dict[int, int], groups: list[RescaleGroup],
-               target: dict[int, str]) -> None:
+               target: dict[int, str]) -> dict[int, list[int]]:
         """Replace each split kernel by its micro-batch chain. The last part keeps
         the kernel's id; its dependants also wait for the other parts, each of which
         holds a share of the output (a consumer on the CPU receives all of them),
         except a weight gradient's, which every part writes whole."""
-        if not splits:
-            return
         part_ids: dict[int, list[int]] = {}
+        if not splits:
+            return part_ids
         records = []
         for record in rewrite.records:
             count = splits.get(record["id"])
@@ -214,6 +262,7 @@ class Mandheling(Policy):
             group.compute = [p for kid in group.compute for p in part_ids.get(kid, [kid])]
             group.reduce_max = [p for kid in group.reduce_max for p in part_ids.get(kid, [kid])]
             group.shift = [p for kid in group.shift for p in part_ids.get(kid, [kid])]
+        return part_ids
 
     @staticmethod
     def _barrier(rewrite: Rewrite, target: dict[int, str]) -> None:

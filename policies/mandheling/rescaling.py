@@ -116,7 +116,8 @@ def find_groups(rewrite: Rewrite) -> list[RescaleGroup]:
         if producer["op"] not in _COMPUTE or len(after) != 1:
             continue
         shift = by_id[after[0]]
-        if shift["op"] != "shift" or shift["deps"] != (record["id"],):
+        # the Shift reads the ReduceMax's scalar and the operator's INT32 output
+        if shift["op"] != "shift" or not set(shift["deps"]) <= {record["id"], producer["id"]}:
             continue
         groups.append(RescaleGroup(str(producer.get("layer") or producer["name"]),
                                    [producer["id"]], [record["id"]], [shift["id"]], []))

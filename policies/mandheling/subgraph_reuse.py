@@ -17,8 +17,16 @@ fitting but older region instead frees one needed sooner). Released
 subgraphs are prepared again when next used.
 
 Preparation kernels (one per subgraph, ``fixed_s`` = operators x
-``graph_setup``) run on the DSP at the start of each batch; the plan skips
-those of subgraphs that are still prepared.
+``graph_setup`` + ``subgraph_setup``) run on the DSP at the start of each
+batch; the plan skips those of subgraphs that are still prepared. A model
+with many small CPU/DSP subgraphs (a ResNet's batch-norm islands on the CPU)
+pays the per-graph part many times.
+
+Running a prepared subgraph is one FastRPC call (Hexagon NN executes the
+graph's nodes on the DSP, each a work-item dispatch to the HVX threads): the
+subgraph's entry pays the DSP's per-call ``dispatch_overhead`` (a standalone
+operator's cost, fitted to the Mandheling op tables), every node the kernel
+library's smaller per-node ``dispatch_overhead`` (:func:`add_calls`).
 """
 
 from __future__ import annotations
@@ -46,22 +54,43 @@ class Subgraph:
 
 
 def find_subgraphs(rewrite: Rewrite, target: dict[int, str], alternatives: set[int],
-                   dsp: str = "dsp") -> list[Subgraph]:
-    """Maximal runs of consecutive ``dsp`` kernels in the records' order."""
+                   dsp: str = "dsp", origin: dict[int, int] | None = None) -> list[Subgraph]:
+    """Maximal runs of consecutive ``dsp`` kernels in the records' order.
+
+    Args:
+        origin: micro-batch kernel id -> the operator it is a part of (batch
+            splitting): the parts of one operator are one operator of the graph
+            (prepared once, its weights held once; a weight gradient, which
+            every part writes whole, held once).
+    """
+    origin = origin or {}
+    parts: dict[int, int] = {}
+    for operator in origin.values():
+        parts[operator] = parts.get(operator, 0) + 1
     out: list[Subgraph] = []
     current: Subgraph | None = None
+    seen: set[int] = set()
     for record in rewrite.records:
         if target[record["id"]] != dsp:
             current = None
             continue
         if current is None:
             current = Subgraph()
-            current.memory = float(record["bytes_in"])
+            # its input, whole (a split first operator's part reads a share)
+            share = parts.get(origin.get(record["id"], record["id"]), 1)
+            current.memory = float(record["bytes_in"]) * share
             out.append(current)
         current.kernels.append(record["id"])
-        if record["id"] not in alternatives:
+        if record["id"] in alternatives:
+            continue
+        operator = origin.get(record["id"], record["id"])
+        first = operator not in seen
+        seen.add(operator)
+        if first:
             current.operators += 1
-            current.memory += float(record["bytes_out"] + record["weight_bytes"])
+            current.memory += float(record["weight_bytes"])
+        if first or record["pass"] != "bwd_weight":
+            current.memory += float(record["bytes_out"])
     return out
 
 
@@ -118,9 +147,10 @@ def _release(resident: dict[int, int], memory: list[float], deficit: float) -> N
 
 
 def add_preparation(rewrite: Rewrite, subgraphs: list[Subgraph], target: dict[int, str],
-                    setup: float, dsp: str = "dsp") -> None:
-    """Add one preparation kernel per subgraph at the start of the step (chained);
-    each subgraph's first kernel waits for its preparation."""
+                    setup: float, dsp: str = "dsp", per_subgraph: float = 0.0) -> None:
+    """Add one preparation kernel per subgraph at the start of the step (chained):
+    ``setup`` seconds per operator plus ``per_subgraph`` seconds per graph; each
+    subgraph's first kernel waits for its preparation."""
     previous = None
     records = []
     first = {sub.kernels[0]: sub for sub in subgraphs}
@@ -129,7 +159,8 @@ def add_preparation(rewrite: Rewrite, subgraphs: list[Subgraph], target: dict[in
         sub.prepare = kid
         records.append({"id": kid, "name": f"dsp_subgraph{len(records)}.prepare", "op": "copy",
                         "pass": "other", "precision": "int8", "flops": 0.0, "bytes_in": 0.0,
-                        "bytes_out": 0.0, "weight_bytes": 0.0, "fixed_s": setup * sub.operators,
+                        "bytes_out": 0.0, "weight_bytes": 0.0,
+                        "fixed_s": setup * sub.operators + per_subgraph,
                         "deps": () if previous is None else (previous,)})
         target[kid] = dsp
         previous = kid
@@ -138,3 +169,32 @@ def add_preparation(rewrite: Rewrite, subgraphs: list[Subgraph], target: dict[in
         if sub is not None:
             record["deps"] = (*record["deps"], sub.prepare)
     rewrite.records = records + rewrite.records
+
+
+def add_calls(rewrite: Rewrite, subgraphs: list[Subgraph], target: dict[int, str],
+              call: float, dsp: str = "dsp") -> None:
+    """One FastRPC call per subgraph run: a kernel of ``call`` seconds on the DSP
+    that the subgraph's first kernel waits for (the graph's nodes then run on
+    the DSP without a round trip each: the library's per-node step)."""
+    if call <= 0:
+        return
+    by_id = rewrite.by_id()
+    calls: dict[int, dict] = {}
+    for index, sub in enumerate(subgraphs):
+        first = by_id[sub.kernels[0]]
+        kid = rewrite.new_id()
+        calls[first["id"]] = {"id": kid, "name": f"dsp_subgraph{index}.call", "op": "copy",
+                              "pass": "other", "precision": "int8", "flops": 0.0,
+                              "bytes_in": 0.0, "bytes_out": 0.0, "weight_bytes": 0.0,
+                              "fixed_s": call, "deps": first["deps"]}
+        first["deps"] = (*first["deps"], kid)
+        target[kid] = dsp
+    records = []
+    for record in rewrite.records:
+        entry = calls.get(record["id"])
+        if entry is not None:
+            # the call waits for what the subgraph's first kernel waited for
+            entry["deps"] = tuple(d for d in record["deps"] if d != entry["id"])
+            records.append(entry)
+        records.append(record)
+    rewrite.records = records

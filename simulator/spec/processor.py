@@ -156,6 +156,10 @@ class LibrarySpec(Strict):
             processor (allocate its memory, build its op reference; FastRPC
             calls on a DSP). The engine does not charge it by itself: policies
             that model graph preparation read it.
+        subgraph_setup: time to prepare one compute graph besides its operators
+            (create it, plan and allocate its memory, map its input and output
+            buffers: FastRPC session work per CPU<->DSP boundary). Read by
+            policies, as ``graph_setup``.
         wait_activity: switching activity of the units while a kernel of this
             library is not computing (its dispatch overhead, the waits of imperfect
             parallel scaling). A thread pool whose workers spin-wait keeps
@@ -178,6 +182,7 @@ class LibrarySpec(Strict):
     parallel_efficiency: float | dict[str, float] | None = None
     dispatch_overhead: Seconds | None = Field(default=None, ge=0)
     graph_setup: Seconds | None = Field(default=None, ge=0)
+    subgraph_setup: Seconds | None = Field(default=None, ge=0)
     memory_overlap: Fraction | None = Field(default=None, ge=0, le=1)
     wait_activity: Fraction | None = Field(default=None, ge=0, le=1)
     row_overhead_cycles: float | None = Field(default=None, ge=0)

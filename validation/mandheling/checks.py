@@ -96,8 +96,13 @@ def _cpu_ms(row: dict) -> float:
 
 
 def _dsp_ms(row: dict) -> float:
+    """A measured operator alone: a one-node graph, i.e. one FastRPC call (the DSP's
+    per-call overhead) around the node (the policy's per-node profile)."""
     context, job, _ = _profiler()
-    return context.duration(job, row, "dsp", None, "mnn") * 1e3
+    dsp = context.processors()["dsp"]
+    node = dsp.libraries["mnn"].dispatch_overhead
+    call = 0.0 if node is None else max(0.0, dsp.dispatch_overhead - node)
+    return (context.duration(job, row, "dsp", None, "mnn") + call) * 1e3
 
 
 for _op, (_cpu, _dsp) in refs.UNFRIENDLY_OPS_MS.items():
