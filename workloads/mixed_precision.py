@@ -55,6 +55,8 @@ from workloads.algorithm_schema import (  # noqa: F401  (re-exported: the file f
     Weights,
 )
 
+from .named_files import named_file
+
 ALGORITHM_DIR = Path(__file__).parent / "algorithms"
 DEFAULT_ALGORITHM = "niti"
 
@@ -78,13 +80,7 @@ def load_algorithm(name_or_path: str | Path = DEFAULT_ALGORITHM) -> Algorithm:
         ConfigError: unknown name (with suggestions), unreadable YAML, or a
             schema violation, naming the file and the YAML path.
     """
-    text = str(name_or_path)
-    if isinstance(name_or_path, Path) or text.endswith((".yaml", ".yml")) or "/" in text:
-        path = Path(name_or_path)
-    else:
-        path = ALGORITHMS.get(text)
-    if not path.is_file():
-        raise ConfigError("algorithm file not found", file=str(path))
+    path = named_file(name_or_path, ALGORITHMS, "algorithm")
     data = read_yaml(path)  # bounded: size, depth, aliases, numbers
     if not isinstance(data, dict):
         raise ConfigError("an algorithm file must be a mapping", file=str(path))

@@ -31,6 +31,7 @@ from simulator.registry import Registry
 from simulator.spec.yamlio import read_yaml, validate
 from simulator.trace import BYTES_PER_ELEMENT, Trace, trace_from_table
 
+from ..named_files import named_file
 from .schema import Framework, FrameworkStep
 
 FRAMEWORK_DIR = Path(__file__).parent
@@ -50,13 +51,7 @@ def load_framework(name_or_path: str | Path) -> Framework:
         ConfigError: unknown name (with suggestions), unreadable YAML or a schema
             violation, naming the file and the YAML path.
     """
-    text = str(name_or_path)
-    if isinstance(name_or_path, Path) or text.endswith((".yaml", ".yml")) or "/" in text:
-        path = Path(name_or_path)
-    else:
-        path = FRAMEWORKS.get(text)
-    if not path.is_file():
-        raise ConfigError("framework file not found", file=str(path))
+    path = named_file(name_or_path, FRAMEWORKS, "framework")
     # policies apply a framework to every run of a sweep: parse each file version once
     return _load(str(path), path.stat().st_mtime_ns)
 
