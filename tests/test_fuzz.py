@@ -1,11 +1,14 @@
 """A seeded mutation fuzzer over the shipped inputs: bad input never crashes.
 
-Each case takes a shipped SoC or experiment file, applies one random mutation
+Each case takes a shipped SoC, experiment or training-framework file, or a
+generated kernel trace (CSV), applies one random mutation
 (a value replaced by another type, a huge, negative, infinite or missing
 number, a key removed or added, a unit garbled, the text cut short or given
 bytes that are not UTF-8) and loads it the way ``socsim run`` does: the SoC
 through :func:`simulator.load_soc`; the experiment through loading, sweep
-expansion and the pre-flight, then a short simulation of its first run.
+expansion and the pre-flight, then a short simulation of its first run; the
+trace through :func:`simulator.trace.load_trace` and a short run; the framework
+file through loading and rewriting a training trace with it.
 
 Every case must end one of three ways: a one-line
 :class:`~simulator.errors.ConfigError` (bad input), an
@@ -146,3 +149,80 @@ def test_a_mutated_experiment_is_one_line_bad_input_or_a_sane_run(seed, tmp_path
                        base=base).metrics)
 
     _expect_clean(run, f"{source.name}: {what}")
+
+
+# ----------------------------------------------------------- traces and frameworks
+# Fewer cases: each is a small trace or framework file, cheap to load and run.
+FILE_CASES = 60
+CELL_VALUES = ["", "x", "-1", "nan", "inf", "1e400", "0", "3.5", "conv", "fwd", "int4",
+               "1;2", "-3", "999999999", "1e30"]
+
+
+def _lenet_trace_csv(tmp_path: Path) -> str:
+    from simulator.trace import save_trace
+    from workloads.generate import generate_trace
+
+    path = tmp_path / "lenet.csv"
+    save_trace(generate_trace("lenet5", "training", batch=2), path)
+    return path.read_text(encoding="utf-8")
+
+
+def mutate_csv(text: str, rng: random.Random) -> tuple[bytes, str]:
+    """One random mutation of a CSV trace: a cell, a column, a row, or the bytes."""
+    kind = rng.choice(["cell", "cell", "cell", "column", "row", "cut", "bytes"])
+    lines = text.splitlines()
+    at = rng.randrange(len(text))
+    if kind == "cut":
+        return text[:at].encode(), f"cut at {at}"
+    if kind == "bytes":
+        return text[:at].encode() + b"\xff\xfe\x00" + text[at:].encode(), f"bytes at {at}"
+    header = lines[0].split(",")
+    if kind == "column":
+        drop = rng.randrange(len(header))
+        rows = [",".join(c for i, c in enumerate(line.split(",")) if i != drop)
+                for line in lines]
+        return "\n".join(rows).encode(), f"drop column {header[drop]}"
+    if kind == "row":
+        at = rng.randrange(1, len(lines))
+        return "\n".join(lines[:at] + lines[at + 1:]).encode(), f"drop row {at}"
+    at = rng.randrange(1, len(lines))
+    cells = lines[at].split(",")
+    column = rng.randrange(len(cells))
+    cells[column] = rng.choice(CELL_VALUES)
+    lines[at] = ",".join(cells)
+    return "\n".join(lines).encode(), f"row {at} {header[column]} = {cells[column]!r}"
+
+
+@pytest.mark.parametrize("seed", range(FILE_CASES))
+def test_a_mutated_trace_file_is_one_line_bad_input_or_a_sane_run(seed, tmp_path):
+    from simulator.spec.experiment import ExperimentSpec
+    from simulator.trace import load_trace
+
+    rng = random.Random(3000 + seed)
+    data, what = mutate_csv(_lenet_trace_csv(tmp_path), rng)
+    path = tmp_path / "mutated.csv"
+    path.write_bytes(data)
+
+    def run() -> None:
+        trace = load_trace(path)
+        spec = ExperimentSpec.model_validate({
+            "name": "fuzz", "soc": "snapdragon865", "workload": {"trace": str(path)},
+            "policy": {"name": "single"}, "time_limit": "0.05 s"})
+        _sane(simulate(spec, traces={0: trace}).metrics)
+
+    _expect_clean(run, f"trace: {what}")
+
+
+@pytest.mark.parametrize("seed", range(FILE_CASES))
+def test_a_mutated_framework_file_is_one_line_bad_input_or_a_clean_rewrite(seed, tmp_path):
+    from workloads.frameworks import apply_framework, load_framework
+    from workloads.generate import generate_trace
+
+    rng = random.Random(4000 + seed)
+    source = ROOT / "workloads" / "frameworks" / rng.choice(["mnn.yaml", "tflite.yaml"])
+    data, what = mutate(source.read_text(encoding="utf-8"), rng)
+    path = tmp_path / source.name
+    path.write_bytes(data)
+    trace = generate_trace("lenet_mnn", "training", batch=2)
+    _expect_clean(lambda: apply_framework(trace, load_framework(path)),
+                  f"{source.name}: {what}")
