@@ -48,11 +48,14 @@ def emitted() -> set[tuple[str, str, str]]:
             found |= _kernels_of(apply_algorithm(training, algorithm))
         for framework in FRAMEWORKS.names():
             found |= _kernels_of(apply_framework(training, framework))
+    # the ONNX importer decides Conv/Gemm/MatMul/Gather per node (onnx_model._kind)
     for kind in (*mobile_ml_benchmark.OPERATIONS.values(), *onnx_model.KINDS.values(),
-                 "conv", "fc", "matmul", "gather"):
+                 "conv", "dwconv", "fc", "matmul", "embedding", "slice"):
         for precision in ("fp32", "int8"):
             found.add((kind, "fwd", precision))
     found |= _policy_kernels()
+    unknown = {op for op, _, _ in found if op not in OP_KINDS}
+    assert not unknown, f"emitted ops that are not op kinds: {unknown}"
     return found
 
 
