@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from simulator.ops import OP_KINDS, PASSES, check_op
+from simulator.ops import PASSES, check_op
 
 MAIN = "$op"  # the step that performs the original kernel's work
 
@@ -93,10 +93,7 @@ class Match(_Strict):
     @field_validator("op")
     @classmethod
     def _ops(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for op in value:
-            if op not in OP_KINDS:
-                raise ValueError(f"unknown op kind {op!r}")
-        return value
+        return tuple(check_op(op) for op in value)
 
     @field_validator("passes")
     @classmethod
