@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
-from simulator.library import PROJECT_ROOT
 from simulator.trace import Trace
+from validation.data import DataMissing, data_folder  # noqa: F401  (re-exported)
 
 SOC = "snapdragon855"
 SOURCE = ("Li, Paolieri, Golubchik, 'A Benchmark for ML Inference Latency on Mobile Devices', "
@@ -19,10 +18,6 @@ SOURCE = ("Li, Paolieri, Golubchik, 'A Benchmark for ML Inference Latency on Mob
 E2E_FILE = "pixel4_e2e_calibration.csv"
 OPS_FILE = "pixel4_ops_calibration.csv"
 TARGET_PCT = 15.0
-
-
-class DataMissing(FileNotFoundError):
-    """The mobile-ml-benchmark calibration files are not on this machine."""
 
 
 @dataclass(frozen=True)
@@ -79,13 +74,7 @@ def data_dir(path: str | Path | None = None) -> Path:
     Raises:
         DataMissing: the calibration files are not there.
     """
-    root = Path(path or os.environ.get("SOCSIM_DATA_DIR") or
-                PROJECT_ROOT.parent / "shared" / "data")
-    for folder in (root / "mobile-ml-benchmark", root):
-        if (folder / E2E_FILE).is_file() and (folder / OPS_FILE).is_file():
-            return folder
-    raise DataMissing(f"{E2E_FILE} / {OPS_FILE} not found under {root} "
-                      "(set SOCSIM_DATA_DIR or --data)")
+    return data_folder("mobile-ml-benchmark", (E2E_FILE, OPS_FILE), path)
 
 
 @dataclass

@@ -24,7 +24,6 @@ the mean of the measured ones, as the benchmark did.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,8 +34,8 @@ import pandas as pd
 from simulator.engine.simulation import simulate
 from simulator.spec.experiment import ExperimentSpec
 from simulator.spec.soc import SocSpec
+from validation.data import DataMissing, data_folder  # noqa: F401  (re-exported)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DATA_FILE = "lenet_mnn_sd855.csv"
 SOC = "snapdragon855"
 MODEL = "lenet_mnn"
@@ -51,19 +50,10 @@ SOURCE = ("On-device training benchmark (UbiquitousLearning), MNN Express traini
           "MNN's demo LeNet on Snapdragon 855 phones; ../shared/data/on-device-training")
 
 
-class DataMissing(FileNotFoundError):
-    """The calibration file is not on this machine."""
-
-
 def data_file(path: str | Path | None = None) -> Path:
     """The LeNet CSV: ``path``, else ``$SOCSIM_DATA_DIR``, else ``<repo>/../shared/data``
     (each may be the data root or the on-device-training folder)."""
-    root = Path(path or os.environ.get("SOCSIM_DATA_DIR") or
-                PROJECT_ROOT.parent / "shared" / "data")
-    for folder in (root / "on-device-training", root):
-        if (folder / DATA_FILE).is_file():
-            return folder / DATA_FILE
-    raise DataMissing(f"{DATA_FILE} not found under {root} (set SOCSIM_DATA_DIR)")
+    return data_folder("on-device-training", (DATA_FILE,), path) / DATA_FILE
 
 
 def load(path: str | Path | None = None) -> pd.DataFrame:
