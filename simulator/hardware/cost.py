@@ -80,6 +80,13 @@ windowed convolution: ``flops / (2 kernel)`` loops per kernel, each costing
 those cycles on top of its multiply-accumulates (a 1x1 convolution pays them on
 every one, an 11x11 on one in eleven); they spread over the units like compute.
 
+Output blocks (a library's ``output_overhead_macs``, default none). A
+register-blocked matrix-product kernel spends, per output, that many
+multiply-accumulate slots at the library's rate besides its dot product
+(reducing its partial sums, scaling, storing, refilling the software pipeline):
+``flops`` grows by ``2 * overhead * outputs`` (``bytes_out`` / element size),
+which weighs most on short dot products.
+
 Narrow convolutions (``gemm_half_channels``, ``C_h``): a ``conv`` with ``C``
 output channels (trace column ``out_channels``) reaches ``C / (C + C_h)`` of
 its table efficiency -- the library packs the im2col'd input on every call and
@@ -117,6 +124,8 @@ from ..trace import BYTES_PER_ELEMENT
 
 # windowed multiply-accumulate kernels whose scalar loops run along kernel rows
 ROW_LOOP_OPS = ("conv", "dwconv", "deconv")
+# kernels computed as matrix products (a dot product per output)
+GEMM_OPS = ("conv", "deconv", "matmul", "fc", "lstm")
 
 
 @dataclass(frozen=True)
@@ -326,11 +335,14 @@ class CostModel:
         if (op == "conv" and out_channels > 0 and proc.gemm_half_channels > 0
                 and lib is None):
             efficiency *= out_channels / (out_channels + proc.gemm_half_channels)
-        compute_cycles = flops / (proc.ops_per_cycle[precision] * efficiency * scale_units)
+        element = BYTES_PER_ELEMENT[precision]
+        work = flops
+        if lib is not None and lib.output_overhead_macs and op in GEMM_OPS:
+            work += 2.0 * lib.output_overhead_macs * bytes_out / element
+        compute_cycles = work / (proc.ops_per_cycle[precision] * efficiency * scale_units)
         if (lib is not None and lib.row_overhead_cycles and kernel > 0
                 and op in ROW_LOOP_OPS):
             compute_cycles += flops / (2.0 * kernel) * lib.row_overhead_cycles / scale_units
-        element = BYTES_PER_ELEMENT[precision]
         strided = read_stride > element and bytes_in > 0
         # a k x k window keeps k rows of every map in flight during one sweep
         window = max(1, kernel) if OP_KINDS[op].window_reuse else 1

@@ -175,10 +175,18 @@ class LibrarySpec(Strict):
             convolution pays it on every multiply-accumulate): the loop-exit
             branch and the index arithmetic of the next row. None: no such cost
             (vector code along channels, tuned libraries).
+        output_overhead_macs: multiply-accumulate slots each output of a
+            matrix-product kernel (``conv``, ``deconv``, ``matmul``, ``fc``,
+            ``lstm``) costs besides its dot product: a register-blocked GEMM
+            sums its partial accumulators, scales and stores every output block
+            and refills its software pipeline (TI's C66x ``DSPF_dp_mat_mul_gemm``
+            measures 12). Short dot products (1x1 convolutions over few channels)
+            pay it most. None: no such cost.
         source: where the numbers come from (fitted to what).
     """
 
     efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
+    output_overhead_macs: float | None = Field(default=None, ge=0)
     parallel_efficiency: float | dict[str, float] | None = None
     dispatch_overhead: Seconds | None = Field(default=None, ge=0)
     graph_setup: Seconds | None = Field(default=None, ge=0)
