@@ -87,6 +87,17 @@ multiply-accumulate slots at the library's rate besides its dot product
 ``flops`` grows by ``2 * overhead * outputs`` (``bytes_out`` / element size),
 which weighs most on short dot products.
 
+Operand passes (a library's ``gemm_block``, ``b``). A register-blocked
+matrix product ``M x K`` by ``K x N`` (from the row: ``outputs = bytes_out /
+element``, ``K = flops / (2 outputs)``, ``N = weight_bytes / (element K)``,
+``M = outputs / N``) streams its left operand ``A = M K element`` bytes once
+per block column, ``ceil(N / b)`` times; beyond the nearest level it costs
+``A (ceil(N / b) - 1) miss(A, C_1)`` more bytes (served by the next level, where
+the runtime keeps the operand's tile).
+
+Stalling levels (a library's ``stall_levels``): the time of those levels is not
+hidden by ``memory_overlap``; it adds to the kernel's time.
+
 Narrow convolutions (``gemm_half_channels``, ``C_h``): a ``conv`` with ``C``
 output channels (trace column ``out_channels``) reaches ``C / (C + C_h)`` of
 its table efficiency -- the library packs the im2col'd input on every call and
@@ -126,6 +137,9 @@ from ..trace import BYTES_PER_ELEMENT
 ROW_LOOP_OPS = ("conv", "dwconv", "deconv")
 # kernels computed as matrix products (a dot product per output)
 GEMM_OPS = ("conv", "deconv", "matmul", "fc", "lstm")
+# ... whose left operand is re-streamed per block column (an LSTM's steps are
+# matrix-vector products: nothing to block)
+BLOCKED_OPS = ("conv", "deconv", "matmul", "fc")
 
 
 @dataclass(frozen=True)
@@ -356,6 +370,16 @@ class CostModel:
         levels = self._levels.get((processor, units))
         if levels is None:
             levels = self._levels[(processor, units)] = memory_levels(self.soc, proc, units)
+        passes = 0.0  # extra bytes of the left operand's re-streaming, beyond level 1
+        if (lib is not None and lib.gemm_block and op in BLOCKED_OPS and bytes_out > 0
+                and weight_bytes > 0 and flops > 0):
+            outputs = bytes_out / element
+            depth = flops / (2.0 * outputs)
+            columns = max(1.0, weight_bytes / (element * depth))
+            operand = outputs / columns * depth * element
+            passes = operand * (math.ceil(columns / lib.gemm_block) - 1)
+        stalls = set(lib.stall_levels) if lib is not None else set()
+        stall_cycles = 0.0
         near_cycles, memory_cycles, fixed = 0.0, 0.0, 0.0
         served = accesses  # bytes served by the current level
         dram_bytes = 0.0
@@ -374,6 +398,8 @@ class CostModel:
                 # misses beyond it are what can stall
                 if len(traffic) == 1:
                     near_cycles = cycles
+                elif level.name in stalls:
+                    stall_cycles += cycles
                 else:
                     memory_cycles = max(memory_cycles, cycles)
             else:
@@ -386,6 +412,9 @@ class CostModel:
             if not proc.window_reads_on_chip:
                 beyond += (accesses - footprint) * miss_ratio(footprint, level.capacity)
             served = min(served, beyond)
+            if len(traffic) == 1 and passes > 0:
+                # the left operand's extra passes, when it does not fit this level
+                served += passes * miss_ratio(operand, level.capacity)
             if strided:
                 sweep = bytes_in * min(1.0, level.line * window / read_stride)
                 waste = min(read_stride, level.line) / element - 1.0
@@ -399,6 +428,7 @@ class CostModel:
             clock_cycles += (1.0 - overlap) * min(busy_cycles, memory_cycles)
             overhead += (1.0 - overlap) * fixed
             fixed *= overlap
+        clock_cycles += stall_cycles
         slow = self.slowdown
         # Each unit computes only its 1/units of the work; the parallel-efficiency
         # loss is time spent waiting (contention, barriers) at the stall activity.

@@ -182,11 +182,22 @@ class LibrarySpec(Strict):
             and refills its software pipeline (TI's C66x ``DSPF_dp_mat_mul_gemm``
             measures 12). Short dot products (1x1 convolutions over few channels)
             pay it most. None: no such cost.
+        gemm_block: edge of the square output block a matrix-product kernel
+            keeps in registers (TI's C66x SGEMM: 4x4). The kernel streams the
+            whole left operand (the im2col'd input) once per block column of
+            outputs: when that operand does not fit the nearest level, each
+            extra pass comes from the next (``conv``, ``deconv``, ``matmul``,
+            ``fc``). None: operands counted once.
+        stall_levels: memory levels whose traffic stalls the core whatever
+            ``memory_overlap`` says (a C66x's L1D misses served by L2 SRAM:
+            DMA double buffering hides only the transfers it makes).
         source: where the numbers come from (fitted to what).
     """
 
     efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
     output_overhead_macs: float | None = Field(default=None, ge=0)
+    gemm_block: int | None = Field(default=None, ge=1)
+    stall_levels: list[str] = Field(default_factory=list)
     parallel_efficiency: float | dict[str, float] | None = None
     dispatch_overhead: Seconds | None = Field(default=None, ge=0)
     graph_setup: Seconds | None = Field(default=None, ge=0)

@@ -8,8 +8,10 @@
   the cut vertical optimisation brings on top (the paper's 21.2-84.9 % spans
   all its devices and models: here the C6678 and the ZCU102), HO's range on the
   ZCU102 (80.4-96.2 %, from the notes, not fitted: the fabric accelerator is an
-  estimate) and the d-Xenos speedup of four boards over one (3.68-3.78x) for
-  MobileNet, ResNet-101 and BERT-L with the mixed partition.
+  estimate), the d-Xenos speedup of four boards over one (3.68-3.78x) for
+  MobileNet, ResNet-101 and BERT-L with the mixed partition, and the absolute
+  anchor: a 1024^3 SGEMM's GFLOPS per watt against Ali, Stotzer and Igual's
+  measured GEMM (about 8 GFLOPS/W, :mod:`validation.xenos.anchor`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from functools import lru_cache
 from simulator.checks import check
 from simulator.engine.simulation import simulate
 from simulator.spec.experiment import ExperimentSpec
+from validation.xenos import anchor, refs
 from validation.xenos import fit as calibration
-from validation.xenos import refs
 
 CALIBRATION_TOLERANCE = 25.0
 PREDICTION_TOLERANCE = 25.0
@@ -71,6 +73,12 @@ _range("xenos.vo_reduction", refs.VO_REDUCTION_PCT, "%", _vo, "xenos-predictions
 _range("xenos.zcu102.ho_reduction", refs.FPGA_HO_REDUCTION_PCT, "%", _fpga_ho,
        "xenos-predictions", "prediction", PREDICTION_TOLERANCE,
        refs.SOURCE + ", HO alone vs Vanilla over 7 models on the ZCU102 (not fitted)")
+
+
+check("xenos.c6678.sgemm_gflops_per_watt", reference=anchor.GFLOPS_PER_WATT, unit="GFLOPS/W",
+      tolerance_pct=PREDICTION_TOLERANCE, group="xenos-predictions", status="prediction",
+      source=anchor.SOURCE + "; 1024^3 SGEMM, xenos library at TI DSPLIB's kernel rate"
+      )(lambda: anchor.gflops_per_watt())
 
 
 def distributed_experiment(model: str, boards: int, partition: str = "mixed",
