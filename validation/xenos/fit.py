@@ -20,10 +20,12 @@ kernel), which anchors the board's absolute time scale.
 Without vertical optimisation every feature map goes through DDR3 between
 operators (the trace's ``spill``, :mod:`policies.xenos.linking`), in Vanilla
 and in HO alike, so the DDR3 rate weighs on both ends of the range: the
-smallest cut is CenterNet's (compute-bound, it gains only what the vanilla
-library's stalls cost) or ShuffleNet's (memory-bound, it gains less the slower
-DDR3 is), and the fit balances the two. Nelder-Mead from near the optimum (a
-coarse search), at most 30 iterations.
+smallest cuts are the memory-bound ShuffleNet's and SqueezeNet's (they gain
+less the slower DDR3 is) and the compute-bound CenterNet's (it gains what the
+Vanilla kernels' lower rate and stalls cost), the largest LSTM's and
+ResNet-18's, and the fit balances them (0.605 / 0.773 from 0.6 / 0.45, 30
+Nelder-Mead iterations: HO 16.5-52.3 %). Nelder-Mead from near the optimum, at
+most 30 iterations.
 
 The clock, peaks, caches, MSMC and the libraries' memory overlap stay at the
 facts and estimates of ``socs/tms320c6678.yaml``. Everything else (the
