@@ -104,6 +104,8 @@ def test_on_the_fpga_output_channel_parts_share_a_broadcast_input():
     # 32 parts would each fetch the whole input and HO would lose to Vanilla
     parts = by_channels(dict(conv(0, k=3, c_out=64), read_stride=0.0), 32)
     assert all(p["shared_input"] == 1.0 for p in parts)
+    # a band of an output-channel part reads rows of its own
+    assert all(b["shared_input"] == 0.0 for b in by_band(parts[0], 4, "inH"))
     times = [xenos("mobilenet_v1", h, False, "zcu102", "npu", input_size=128)
              .metrics["latency_s"] for h in (False, True)]
     assert times[1] < 0.6 * times[0]

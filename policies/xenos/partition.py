@@ -63,7 +63,10 @@ def by_band(record: dict, n: int, axis: str) -> list[dict]:
     for count in _shares(size, n):
         share = count / size
         reads = min(1.0, (count * in_size / size + halo) / in_size)
-        parts.append(scaled(record, work=share, out=share, inp=reads, weights=1.0))
+        part = scaled(record, work=share, out=share, inp=reads, weights=1.0)
+        if "shared_input" in part:
+            part["shared_input"] = 0.0  # a band reads its own rows, not its siblings'
+        parts.append(part)
     return parts
 
 
