@@ -3,6 +3,9 @@
 * access order: ``read_stride`` turns a layout mismatch into cache misses that
   grow with the stride (up to a line) and with the ways a stride leaves;
 * ``memory_share``: sibling parts split the shared levels' bandwidth;
+* ``broadcast_input``: parts that read one common input fetch it once;
+* a blocked GEMM library: per-output MAC slots, operand passes per block
+  column, and L1-miss stalls that DMA overlap does not hide;
 * a library's ``memory_overlap``: blocking caches add memory time to compute;
 * a board without a CPU: its first processor is the job's home.
 """
@@ -76,6 +79,24 @@ def test_memory_share_divides_only_the_shared_levels(board):
     assert seconds(model, small, memory_share=0.25) == seconds(model, small)
 
 
+def test_a_broadcast_input_is_fetched_once_for_all_sibling_parts(board, tiny_soc_dict):
+    row = dict(conv1x1(nbytes=64 * MIB), bytes_out=MIB, shared_input=1.0)
+    plain = CostModel(board).kernel_cost("dsp", 1, row, memory_share=0.25)
+    tiny_soc_dict["dsp"]["broadcast_input"] = True
+    fabric = CostModel(SocSpec.model_validate(tiny_soc_dict))
+    broadcast = fabric.kernel_cost("dsp", 1, row, memory_share=0.25)
+    alone = fabric.kernel_cost("dsp", 1, row)
+    # 64 MiB of input: each of 4 parts pays for a quarter of it beyond its private L1,
+    # while its own output and weights still take a quarter of the bandwidth each
+    assert broadcast.fixed < 0.5 * plain.fixed
+    assert broadcast.dram_bytes == pytest.approx(plain.dram_bytes - 0.75 * 64 * MIB)
+    assert broadcast.fixed > alone.fixed  # the output is not broadcast
+    # a part whose input is its own (a row band) gains nothing
+    own = dict(row, shared_input=0.0)
+    assert (fabric.kernel_cost("dsp", 1, own, memory_share=0.25).fixed
+            == pytest.approx(plain.fixed))
+
+
 def test_blocking_caches_add_memory_time_to_compute(board):
     model = CostModel(board)
     row = dict(conv1x1(nbytes=8 * MIB), flops=2e8)
@@ -128,3 +149,55 @@ def test_spilled_activations_go_off_chip_even_when_they_fit(board):
     assert off_chip.dram_bytes == pytest.approx(4096.0 + 2 * 256 * 1024)
     half = model.kernel_cost("dsp", 1, dict(small, spill=0.5))
     assert half.dram_bytes == pytest.approx(4096.0 + 256 * 1024)
+
+
+def gemm_board(tiny_soc_dict, **library) -> CostModel:
+    """The board with an L2 behind its L1 and a ``gemm`` library (DMA-overlapped)."""
+    dsp = tiny_soc_dict["dsp"]
+    dsp.update(units=4, ops_per_cycle={"fp32": 16}, offload=None,
+               caches=[{"name": "l1", "size": "32 KiB", "bytes_per_cycle": 16},
+                       {"name": "l2", "size": "512 KiB", "bytes_per_cycle": 16}],
+               shared_memories=["dram"],
+               libraries={"gemm": {"memory_overlap": 1.0, "efficiency": {"matmul": 1.0},
+                                   **library}})
+    tiny_soc_dict["cpu"] = {}
+    return CostModel(SocSpec.model_validate(tiny_soc_dict))
+
+
+def matmul(m: int, k: int, n: int) -> dict:
+    return {"op": "matmul", "pass": "fwd", "precision": "fp32", "flops": 2.0 * m * k * n,
+            "bytes_in": 4.0 * m * k, "bytes_out": 4.0 * m * n, "weight_bytes": 4.0 * k * n}
+
+
+def test_each_output_of_a_blocked_gemm_costs_fixed_mac_slots(tiny_soc_dict):
+    plain = gemm_board(dict(tiny_soc_dict))
+    model = gemm_board(tiny_soc_dict, output_overhead_macs=12)
+    for k in (16, 1024):  # short dot products pay most
+        row = matmul(64, k, 64)
+        ratio = (model.kernel_cost("dsp", 1, row, "gemm").compute_cycles
+                 / plain.kernel_cost("dsp", 1, row, "gemm").compute_cycles)
+        assert ratio == pytest.approx((k + 12) / k)
+
+
+def test_a_left_operand_too_big_for_l1_is_streamed_once_per_block_column(tiny_soc_dict):
+    model = gemm_board(tiny_soc_dict, gemm_block=4)
+    model_plain = gemm_board(tiny_soc_dict)  # operands counted once
+
+    def l2_bytes(cost_model, row):
+        return dict(cost_model.kernel_cost("dsp", 1, row, "gemm").level_bytes)["l2"]
+
+    big = matmul(256, 256, 64)  # A = 256 KiB, beyond the 32 KiB L1: 16 passes
+    extra = l2_bytes(model, big) - l2_bytes(model_plain, big)
+    assert extra == pytest.approx(256 * 256 * 4 * 15 * (1 - 32 / 256))
+    small = matmul(16, 64, 64)  # A = 4 KiB fits the L1: no extra pass
+    assert l2_bytes(model, small) == pytest.approx(l2_bytes(model_plain, small))
+
+
+def test_a_stalling_level_is_not_hidden_by_dma_overlap(tiny_soc_dict):
+    hidden = gemm_board(dict(tiny_soc_dict))
+    stalling = gemm_board(tiny_soc_dict, stall_levels=["l2"])
+    row = matmul(256, 256, 256)  # compute-bound, with L2 traffic
+    a = hidden.kernel_cost("dsp", 1, row, "gemm")
+    b = stalling.kernel_cost("dsp", 1, row, "gemm")
+    l2_cycles = dict(a.level_bytes)["l2"] / 16
+    assert b.cycles == pytest.approx(a.cycles + l2_cycles)

@@ -80,6 +80,24 @@ windowed convolution: ``flops / (2 kernel)`` loops per kernel, each costing
 those cycles on top of its multiply-accumulates (a 1x1 convolution pays them on
 every one, an 11x11 on one in eleven); they spread over the units like compute.
 
+Output blocks (a library's ``output_overhead_macs``, default none). A
+register-blocked matrix-product kernel spends, per output, that many
+multiply-accumulate slots at the library's rate besides its dot product
+(reducing its partial sums, scaling, storing, refilling the software pipeline):
+``flops`` grows by ``2 * overhead * outputs`` (``bytes_out`` / element size),
+which weighs most on short dot products.
+
+Operand passes (a library's ``gemm_block``, ``b``). A register-blocked
+matrix product ``M x K`` by ``K x N`` (from the row: ``outputs = bytes_out /
+element``, ``K = flops / (2 outputs)``, ``N = weight_bytes / (element K)``,
+``M = outputs / N``) streams its left operand ``A = M K element`` bytes once
+per block column, ``ceil(N / b)`` times; beyond the nearest level it costs
+``A (ceil(N / b) - 1) miss(A, C_1)`` more bytes (served by the next level, where
+the runtime keeps the operand's tile).
+
+Stalling levels (a library's ``stall_levels``): the time of those levels is not
+hidden by ``memory_overlap``; it adds to the kernel's time.
+
 Narrow convolutions (``gemm_half_channels``, ``C_h``): a ``conv`` with ``C``
 output channels (trace column ``out_channels``) reaches ``C / (C + C_h)`` of
 its table efficiency -- the library packs the im2col'd input on every call and
@@ -95,6 +113,15 @@ Sharing (``memory_share``, from the placement): a kernel that runs side by side
 with sibling kernels of one split (one part per unit) gets that fraction of the
 bandwidth of every level that is not private to its units (shared caches,
 device memories, DRAM).
+
+Broadcast input (a processor's ``broadcast_input``, trace column
+``shared_input``): when the siblings all read the same input (an output-channel
+split reads the whole input in every part) and the units take their input from
+one buffer wired to all of them (an FPGA accelerator's input bus), a level
+beyond the private memories delivers that input once for all the parts: each
+part is charged ``memory_share`` of the input bytes it draws from the level
+(``min(served, bytes_in) * shared_input``), not all of them. Without it every
+part reads its own copy, as cores reading a shared SRAM do.
 """
 
 from __future__ import annotations
@@ -108,6 +135,11 @@ from ..trace import BYTES_PER_ELEMENT
 
 # windowed multiply-accumulate kernels whose scalar loops run along kernel rows
 ROW_LOOP_OPS = ("conv", "dwconv", "deconv")
+# kernels computed as matrix products (a dot product per output)
+GEMM_OPS = ("conv", "deconv", "matmul", "fc", "lstm")
+# ... whose left operand is re-streamed per block column (an LSTM's steps are
+# matrix-vector products: nothing to block)
+BLOCKED_OPS = ("conv", "deconv", "matmul", "fc")
 
 
 @dataclass(frozen=True)
@@ -283,11 +315,12 @@ class CostModel:
              batch: int = 0, kernel: int = 0, stride: int = 0, library: str | None = None,
              fixed_s: float = 0.0, read_stride: float = 0.0, simd_waste: float = 0.0,
              memory_share: float = 1.0, spill: float = 0.0,
-             out_channels: int = 0) -> KernelCost:
+             out_channels: int = 0, shared_input: float = 0.0) -> KernelCost:
         """Cost of one kernel (sizes in bytes, ``flops`` in operations, ``fixed_s``
         seconds of processor-independent work; ``library`` picks a kernel-library
         table of the processor, if it has one; ``read_stride`` (bytes),
-        ``simd_waste``, ``memory_share`` and ``spill`` as in the module docstring;
+        ``simd_waste``, ``memory_share``, ``spill`` and ``shared_input`` as in the
+        module docstring;
         ``out_channels`` for the processor's ``gemm_half_channels``, 0 if unknown)."""
         self.check_support(processor, op, precision)
         proc = self.processors[processor]
@@ -316,11 +349,14 @@ class CostModel:
         if (op == "conv" and out_channels > 0 and proc.gemm_half_channels > 0
                 and lib is None):
             efficiency *= out_channels / (out_channels + proc.gemm_half_channels)
-        compute_cycles = flops / (proc.ops_per_cycle[precision] * efficiency * scale_units)
+        element = BYTES_PER_ELEMENT[precision]
+        work = flops
+        if lib is not None and lib.output_overhead_macs and op in GEMM_OPS:
+            work += 2.0 * lib.output_overhead_macs * bytes_out / element
+        compute_cycles = work / (proc.ops_per_cycle[precision] * efficiency * scale_units)
         if (lib is not None and lib.row_overhead_cycles and kernel > 0
                 and op in ROW_LOOP_OPS):
             compute_cycles += flops / (2.0 * kernel) * lib.row_overhead_cycles / scale_units
-        element = BYTES_PER_ELEMENT[precision]
         strided = read_stride > element and bytes_in > 0
         # a k x k window keeps k rows of every map in flight during one sweep
         window = max(1, kernel) if OP_KINDS[op].window_reuse else 1
@@ -334,31 +370,51 @@ class CostModel:
         levels = self._levels.get((processor, units))
         if levels is None:
             levels = self._levels[(processor, units)] = memory_levels(self.soc, proc, units)
+        passes = 0.0  # extra bytes of the left operand's re-streaming, beyond level 1
+        if (lib is not None and lib.gemm_block and op in BLOCKED_OPS and bytes_out > 0
+                and weight_bytes > 0 and flops > 0):
+            outputs = bytes_out / element
+            depth = flops / (2.0 * outputs)
+            columns = max(1.0, weight_bytes / (element * depth))
+            operand = outputs / columns * depth * element
+            passes = operand * (math.ceil(columns / lib.gemm_block) - 1)
+        stalls = set(lib.stall_levels) if lib is not None else set()
+        stall_cycles = 0.0
         near_cycles, memory_cycles, fixed = 0.0, 0.0, 0.0
         served = accesses  # bytes served by the current level
         dram_bytes = 0.0
         traffic = []
+        broadcast = (proc.broadcast_input and shared_input > 0 and memory_share < 1.0)
         for level in levels:
-            traffic.append((level.name, served))
             share = memory_share if level.shared else 1.0
+            charged = served
+            if broadcast and level.shared:
+                # one fetch of the common input feeds every sibling part
+                charged -= min(served, bytes_in) * min(1.0, shared_input) * (1.0 - share)
+            traffic.append((level.name, charged))
             if level.bytes_per_cycle is not None:
-                cycles = served / (level.bytes_per_cycle * mem_efficiency * share)
+                cycles = charged / (level.bytes_per_cycle * mem_efficiency * share)
                 # the nearest level serves every access (loads issue with compute);
                 # misses beyond it are what can stall
                 if len(traffic) == 1:
                     near_cycles = cycles
+                elif level.name in stalls:
+                    stall_cycles += cycles
                 else:
                     memory_cycles = max(memory_cycles, cycles)
             else:
-                fixed = max(fixed, served / (level.bandwidth * mem_efficiency * share))
+                fixed = max(fixed, charged / (level.bandwidth * mem_efficiency * share))
             if math.isinf(level.capacity):
-                dram_bytes = served
+                dram_bytes = charged
                 break
             beyond = (weight_bytes
                       + activations * max(spill, miss_ratio(activations, level.capacity)))
             if not proc.window_reads_on_chip:
                 beyond += (accesses - footprint) * miss_ratio(footprint, level.capacity)
             served = min(served, beyond)
+            if len(traffic) == 1 and passes > 0:
+                # the left operand's extra passes, when it does not fit this level
+                served += passes * miss_ratio(operand, level.capacity)
             if strided:
                 sweep = bytes_in * min(1.0, level.line * window / read_stride)
                 waste = min(read_stride, level.line) / element - 1.0
@@ -372,6 +428,7 @@ class CostModel:
             clock_cycles += (1.0 - overlap) * min(busy_cycles, memory_cycles)
             overhead += (1.0 - overlap) * fixed
             fixed *= overlap
+        clock_cycles += stall_cycles
         slow = self.slowdown
         # Each unit computes only its 1/units of the work; the parallel-efficiency
         # loss is time spent waiting (contention, barriers) at the stall activity.
@@ -393,7 +450,7 @@ class CostModel:
                int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")),
                library, float(_get(row, "fixed_s")), float(_get(row, "read_stride")),
                float(_get(row, "simd_waste")), memory_share, float(_get(row, "spill")),
-               int(_get(row, "out_channels")))
+               int(_get(row, "out_channels")), float(_get(row, "shared_input")))
         cost = self._memo.get(key)
         if cost is None:
             cost = self._memo[key] = self.cost(
@@ -401,7 +458,7 @@ class CostModel:
                 bytes_in=key[6], bytes_out=key[7], weight_bytes=key[8], batch=key[9],
                 kernel=key[10], stride=key[11], library=library, fixed_s=key[13],
                 read_stride=key[14], simd_waste=key[15], memory_share=memory_share,
-                spill=key[17], out_channels=key[18])
+                spill=key[17], out_channels=key[18], shared_input=key[19])
         return cost
 
 

@@ -175,10 +175,29 @@ class LibrarySpec(Strict):
             convolution pays it on every multiply-accumulate): the loop-exit
             branch and the index arithmetic of the next row. None: no such cost
             (vector code along channels, tuned libraries).
+        output_overhead_macs: multiply-accumulate slots each output of a
+            matrix-product kernel (``conv``, ``deconv``, ``matmul``, ``fc``,
+            ``lstm``) costs besides its dot product: a register-blocked GEMM
+            sums its partial accumulators, scales and stores every output block
+            and refills its software pipeline (TI's C66x ``DSPF_dp_mat_mul_gemm``
+            measures 12). Short dot products (1x1 convolutions over few channels)
+            pay it most. None: no such cost.
+        gemm_block: edge of the square output block a matrix-product kernel
+            keeps in registers (TI's C66x SGEMM: 4x4). The kernel streams the
+            whole left operand (the im2col'd input) once per block column of
+            outputs: when that operand does not fit the nearest level, each
+            extra pass comes from the next (``conv``, ``deconv``, ``matmul``,
+            ``fc``). None: operands counted once.
+        stall_levels: memory levels whose traffic stalls the core whatever
+            ``memory_overlap`` says (a C66x's L1D misses served by L2 SRAM:
+            DMA double buffering hides only the transfers it makes).
         source: where the numbers come from (fitted to what).
     """
 
     efficiency: dict[str, float | dict[str, float]] = Field(default_factory=dict)
+    output_overhead_macs: float | None = Field(default=None, ge=0)
+    gemm_block: int | None = Field(default=None, ge=1)
+    stall_levels: list[str] = Field(default_factory=list)
     parallel_efficiency: float | dict[str, float] | None = None
     dispatch_overhead: Seconds | None = Field(default=None, ge=0)
     graph_setup: Seconds | None = Field(default=None, ge=0)
@@ -246,6 +265,11 @@ class ProcessorSpec(Strict):
             (convolutions, pooling) are served by the nearest level, whatever
             the tensor's size (a GPU's texture cache keeps the few input rows a
             window needs); False: by the level that holds the whole working set.
+        broadcast_input: the units receive a common input through one buffer
+            wired to all of them (an FPGA accelerator's input broadcast): the
+            parts of one split that read the same input (trace column
+            ``shared_input``) fetch it once from the levels beyond their private
+            memories, instead of once per part.
         dispatch_overhead: fixed cost per kernel launch / RPC call.
         op_overhead: the fixed cost per kernel of some op kinds or categories
             instead of ``dispatch_overhead`` (an op kind before its category):
@@ -277,6 +301,7 @@ class ProcessorSpec(Strict):
     serial_ops: list[str] = Field(default_factory=list)
     gemm_half_channels: float = Field(default=0.0, ge=0)
     window_reads_on_chip: bool = False
+    broadcast_input: bool = False
     dispatch_overhead: Seconds = Field(default=0.0, ge=0)
     op_overhead: dict[str, Seconds] = Field(default_factory=dict)
     caches: list[CacheLevel] = Field(default_factory=list)
