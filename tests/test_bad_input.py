@@ -101,6 +101,10 @@ def test_cyclic_trace(tmp_path):
     (kernel(0, flops=-1.0), "row 1, column flops", "non-negative"),
     (kernel(0, "7"), "row 1, column deps", "not the id of any kernel"),
     (kernel(0, precision="fp64"), "row 1, column precision", "unknown precision"),
+    # found by the fuzzer: inf raised OverflowError, 0.5 was read as kernel 0
+    (kernel(0, "inf"), "row 1, column deps", "space-separated kernel ids"),
+    (kernel(0, "1e400"), "row 1, column deps", "space-separated kernel ids"),
+    (kernel(0, "0.5"), "row 1, column deps", "space-separated kernel ids"),
 ])
 def test_bad_trace_rows(tmp_path, row, where, words):
     err = _error(lambda: load_trace(_trace_file(tmp_path, [row])))

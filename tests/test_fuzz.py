@@ -27,7 +27,7 @@ from fuzz_cases import insane, make_case
 
 from simulator.errors import ConfigError, OutOfMemory
 
-# cases per kind: ~60 s for the 640 on 2 cores (benchmarks/fuzz_report.py times them)
+# cases per kind: ~65 CPU s for the 640 (benchmarks/fuzz_report.py times each kind)
 CASES = {"soc": 200, "experiment": 200, "trace": 60, "framework": 60, "onnx": 60,
          "oplist": 60}
 # wall seconds after which a case counts as hung: a brief run takes well under a
