@@ -14,7 +14,7 @@ as SI floats (see :mod:`simulator.units`).
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from .base import (
     Bytes,
@@ -182,19 +182,6 @@ class SocSpec(Strict):
     storage: StorageSpec | None = Field(default=None, description="flash storage (optional)")
     variants: dict[str, dict] = Field(default_factory=dict,
                                       description="named overrides, selected as name@variant")
-
-    @field_validator("default_governor")
-    @classmethod
-    def _known_governor(cls, name: str) -> str:
-        # checked where it is written: a run would otherwise blame its own dvfs.governor
-        from ..engine.dvfs import GOVERNORS  # the registry lives with the governors
-        from ..errors import ConfigError
-
-        try:
-            GOVERNORS.get(name)
-        except ConfigError as err:
-            raise ValueError(err.message) from None
-        return name
 
     @model_validator(mode="after")
     def _references(self) -> SocSpec:
