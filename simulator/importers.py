@@ -29,6 +29,10 @@ def run_importer(name: str, input_path: str | Path, output_path: str | Path,
 
     Returns:
         The trace files written.
+
+    Raises:
+        ConfigError: an unknown format or option, a missing input, bad input (from
+            the importer) or a file that cannot be read or written.
     """
     func = IMPORTERS.get(name)
     options = {key: value for key, value in options.items() if value is not None}
@@ -39,7 +43,11 @@ def run_importer(name: str, input_path: str | Path, output_path: str | Path,
                           f"known: {', '.join(known) or 'none'}")
     if not Path(input_path).is_file():
         raise ConfigError("input file not found", file=str(input_path))
-    return func(Path(input_path), Path(output_path), **options)
+    try:
+        return func(Path(input_path), Path(output_path), **options)
+    except OSError as exc:  # a file the system refuses (permissions, a name too long)
+        raise ConfigError(exc.strerror or str(exc),
+                          file=str(exc.filename or output_path)) from None
 
 
 def describe() -> list[tuple[str, str]]:

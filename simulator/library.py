@@ -66,6 +66,7 @@ def _load_soc_file(path: str, _mtime: int, variant: str | None = None) -> SocSpe
     # Specs are immutable pydantic models, so sharing one between runs is safe.
     raw = read_yaml(path)
     spec = validate(SocSpec, raw, file=path)
+    _check_governor(spec, path)
     if variant is None:
         return spec
     if variant not in spec.variants:
@@ -75,7 +76,20 @@ def _load_soc_file(path: str, _mtime: int, variant: str | None = None) -> SocSpe
     merged = merge_overrides({k: v for k, v in raw.items() if k != "variants"},
                              spec.variants[variant])
     merged["name"] = f"{spec.name}@{variant}"
-    return validate(SocSpec, merged, file=path, prefix=f"variants.{variant}")
+    spec = validate(SocSpec, merged, file=path, prefix=f"variants.{variant}")
+    _check_governor(spec, path, f"variants.{variant}.")
+    return spec
+
+
+def _check_governor(spec: SocSpec, path: str, prefix: str = "") -> None:
+    """The SoC's ``default_governor`` is a registered governor: checked where it is
+    written, or a run would blame its own ``dvfs.governor``."""
+    from .engine.dvfs import GOVERNORS
+
+    try:
+        GOVERNORS.get(spec.default_governor)
+    except ConfigError as err:
+        raise ConfigError(err.message, file=path, path=f"{prefix}default_governor") from None
 
 
 def merge_overrides(base: dict, overrides: dict) -> dict:

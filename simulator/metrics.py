@@ -5,7 +5,9 @@ Metric names carry their unit: ``latency_s`` (mean iteration latency),
 ``energy_per_iteration_j``, ``avg_power_w``, ``peak_temp_c`` (hottest node),
 ``peak_skin_temp_c``, ``throughput_per_s`` (samples per second),
 ``energy_<component>_j``, ``min_freq_<domain>_hz`` and, with several jobs,
-``<job>.latency_s``. Jobs that pause or fast-forward add ``active_time_s``
+``<job>.latency_s``. With several devices ``energy_j`` and ``avg_power_w`` are sums
+over the devices, and each device also gets its own (``<device>.energy_j``,
+``<device>.avg_power_w``) and its components (``<device>.energy_<component>_j``). Jobs that pause or fast-forward add ``active_time_s``
 (iterations only), ``pause_time_s``, ``energy_pause_j``, ``energy_active_j``
 (the rest) and ``replayed_iterations`` (iterations repeated from the
 fast-forward memo: they leave no kernel records).
@@ -58,6 +60,9 @@ def collect_metrics(env, system, jobs, runners, recorder):
             metrics[f"{pre}peak_skin_temp_c"] = dev.peak_temperature([skin])
         for component, joules in dev.energy.items():
             metrics[f"{pre}energy_{component}_j"] = joules
+        if pre:  # energy_j and avg_power_w add the devices up; each one's own share
+            metrics[f"{pre}energy_j"] = dev.total_energy
+            metrics[f"{pre}avg_power_w"] = dev.total_energy / makespan if makespan > 0 else 0.0
         for local, freq in dev.min_frequency.items():
             metrics[f"{pre}min_freq_{local}_hz"] = freq
     if any(job.pause_every or job.fast_forward for job in jobs):

@@ -190,10 +190,18 @@ def _parse_deps(value: object, row: int) -> tuple[int, ...]:
     else:
         items = str(value).replace(",", " ").split()
     try:
-        return tuple(int(float(item)) for item in items)
+        return tuple(_kernel_id(item) for item in items)
     except ValueError:
         raise ConfigError(f"deps must be space-separated kernel ids; got {value!r}",
                           path=_where(row, "deps")) from None
+
+
+def _kernel_id(item: object) -> int:
+    """A kernel id in ``deps``: ``3`` or ``3.0`` (a float column); not ``2.5``, ``inf``."""
+    number = float(item)  # type: ignore[arg-type]
+    if not number.is_integer():  # also NaN and inf (int() would raise OverflowError)
+        raise ValueError(item)
+    return int(number)
 
 
 def _where(row: int, column: str) -> str:

@@ -58,6 +58,14 @@ def test_thermal_network_must_reach_ambient(tmp_path, tiny_soc_dict):
     assert err.path == "thermal" and "ambient" in str(err)
 
 
+def test_unknown_default_governor_is_blamed_on_the_soc_file(tmp_path, tiny_soc_dict):
+    # found by the fuzzer: accepted at load, then reported as the run's dvfs.governor
+    tiny_soc_dict["default_governor"] = "-300 C"
+    err = _error(lambda: load_soc(_write_soc(tmp_path, tiny_soc_dict)))
+    assert err.file.endswith("bad.yaml") and err.path == "default_governor"
+    assert "unknown governor '-300 C'" in str(err) and "schedutil" in str(err)
+
+
 def test_malformed_yaml_names_the_line(tmp_path):
     path = tmp_path / "broken.yaml"
     path.write_text("name: x\ncpu: [unclosed\n")
@@ -93,6 +101,10 @@ def test_cyclic_trace(tmp_path):
     (kernel(0, flops=-1.0), "row 1, column flops", "non-negative"),
     (kernel(0, "7"), "row 1, column deps", "not the id of any kernel"),
     (kernel(0, precision="fp64"), "row 1, column precision", "unknown precision"),
+    # found by the fuzzer: inf raised OverflowError, 0.5 was read as kernel 0
+    (kernel(0, "inf"), "row 1, column deps", "space-separated kernel ids"),
+    (kernel(0, "1e400"), "row 1, column deps", "space-separated kernel ids"),
+    (kernel(0, "0.5"), "row 1, column deps", "space-separated kernel ids"),
 ])
 def test_bad_trace_rows(tmp_path, row, where, words):
     err = _error(lambda: load_trace(_trace_file(tmp_path, [row])))

@@ -428,3 +428,22 @@ def test_a_plot_order_naming_a_missing_value_exits_2_before_writing(tmp_path, ca
     assert err == (f"socsim: error: {path}: plots[0].order: 3 is not a value of "
                    f"'policy.cores'; its values: 1, 2")
     assert not out.exists()
+
+
+def test_a_plot_where_matching_no_run_exits_2_before_writing(tmp_path, capsys):
+    # found by the fuzzer: the plot used to be skipped after every run had been simulated
+    plot = {"kind": "bar", "x": "policy.cores", "y": "latency_s"}
+    path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2]},
+                            plots=[{**plot, "where": {"policy.cores": 1}},
+                                   {**plot, "where": {"policy.cores": [3, "0 K"]}}])
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"socsim: error: {path}: plots[1].where.policy.cores: [3, '0 K'] matches "
+                   f"no run; the values of 'policy.cores': 1, 2")
+    assert not out.exists()
+    # a sweep narrowed by --set keeps running; the plot that no longer fits is skipped
+    assert main(["run", str(path), "--out", str(out), "--workers", "1",
+                 "--set", "policy.cores=2"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [e for e in manifest["plot_errors"] if "plots[0]" in e and "no rows left" in e]

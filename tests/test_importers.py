@@ -481,3 +481,41 @@ def test_onnx_unreadable_file_names_the_file(tmp_path):
     path.write_bytes(b"not a protobuf at all \x00\xff")
     with pytest.raises(ConfigError, match=r"broken\.onnx: cannot read ONNX model"):
         run_importer("onnx", path, tmp_path / "t.csv")
+
+
+# ---------------------------------------------------------------- found by the fuzzer
+
+
+def test_onnx_node_with_the_wrong_inputs_is_bad_input_not_an_index_error():
+    # shape inference skips such a node without a word; the importer then indexed input 1
+    m = model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("MatMul", ["r"], ["y"])],
+              [("x", [2, 4])])
+    with pytest.raises(ConfigError, match=r"node MatMul_1: invalid MatMul node: .*input size 1"):
+        onnx_to_trace(m)
+    m = model([helper.make_node("Softmax", ["x"], ["y"], axis=[0, 0])], [("x", [2, 4])])
+    with pytest.raises(ConfigError, match="invalid Softmax node: Mismatched attribute type"):
+        onnx_to_trace(m)
+
+
+def test_onnx_input_of_size_zero_is_bad_input():
+    with pytest.raises(ConfigError, match="input 'x' has size 0 at axis 1; sizes must be positive"):
+        onnx_to_trace(model([helper.make_node("Relu", ["x"], ["y"])], [("x", [1, 0, 4])]))
+
+
+def test_a_long_model_name_gets_a_short_unique_file_name(tmp_path):
+    long, other = "x" * 300, "x" * 299 + "y"
+    path = tmp_path / "ops.csv"
+    path.write_text(HEADER + "".join(f"{name},CONV_2D,{feature(8, 3, 8, f=4)},1.0\n"
+                                     for name in (long, other)))
+    written = run_importer("mobile-ml-benchmark", path, tmp_path / "out")
+    assert len(set(written)) == 2 and all(len(p.name) <= 104 for p in written)
+    assert {load_trace(p).table["model"][0] for p in written} == {long, other}
+
+
+def test_an_output_the_file_system_refuses_is_one_line_bad_input(tmp_path):
+    path = tmp_path / "cnn.onnx"
+    onnx.save(cnn(), str(path))
+    out = tmp_path / ("t" * 300 + ".csv")  # longer than any file system allows (255)
+    with pytest.raises(ConfigError, match="name too long") as info:
+        run_importer("onnx", path, out, batch=1)
+    assert "\n" not in str(info.value) and info.value.file == str(out)

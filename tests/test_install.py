@@ -1,4 +1,5 @@
-"""A wheel install works on its own: bundled SoCs and experiments, from any folder.
+"""A wheel install works on its own: bundled SoCs and experiments, from any folder;
+so does an editable one (``pip install -e .``).
 
 The test builds a wheel from a copy of the sources (so the checkout gets no
 ``build/`` or ``*.egg-info``), installs it into a fresh venv and runs the
@@ -45,15 +46,7 @@ def installed(tmp_path_factory) -> Path:
     if not _can_build_offline():
         pytest.skip("building a wheel offline needs setuptools and wheel (the test extra)")
     work = tmp_path_factory.mktemp("install")
-    source = work / "src"
-    source.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "_data")
-    for name in SOURCES:
-        item = ROOT / name
-        if item.is_dir():
-            shutil.copytree(item, source / name, ignore=ignore)
-        else:
-            shutil.copy2(item, source / name)
+    source = _source_copy(work)
     env = _clean_env()
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                     "-q", "-w", str(work / "dist"), str(source)],
@@ -66,6 +59,37 @@ def installed(tmp_path_factory) -> Path:
                     "install", "-q", "--no-deps", "--no-index", str(wheel_file)],
                    check=True, env=env, cwd=work, capture_output=True)
     return bin_dir
+
+
+@pytest.fixture(scope="module")
+def editable(tmp_path_factory) -> tuple[Path, Path]:
+    """A venv with ``pip install -e`` of a copy of this checkout; returns its ``bin``
+    folder and the copy."""
+    if not _can_build_offline():
+        pytest.skip("an offline editable install needs setuptools and wheel (the test extra)")
+    work = tmp_path_factory.mktemp("editable")
+    source = _source_copy(work)
+    venv.create(work / "venv", system_site_packages=True, with_pip=False)
+    bin_dir = work / "venv" / ("Scripts" if os.name == "nt" else "bin")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(bin_dir / "python"),
+                    "install", "-q", "--no-deps", "--no-index", "--no-build-isolation",
+                    "-e", str(source)],
+                   check=True, env=_clean_env(), cwd=work, capture_output=True)
+    return bin_dir, source
+
+
+def _source_copy(work: Path) -> Path:
+    """The package's sources copied to ``work/src`` (no build products)."""
+    source = work / "src"
+    source.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "_data")
+    for name in SOURCES:
+        item = ROOT / name
+        if item.is_dir():
+            shutil.copytree(item, source / name, ignore=ignore)
+        else:
+            shutil.copy2(item, source / name)
+    return source
 
 
 def _clean_env() -> dict[str, str]:
@@ -99,3 +123,16 @@ def test_installed_socsim_lists_socs_and_runs_the_quickstart(installed, tmp_path
     assert (tmp_path / "q" / "results.csv").is_file()
     found = _run(installed, tmp_path, "run", "no-such-experiment")
     assert found.returncode == 2 and "bundled: " in found.stderr and "quickstart" in found.stderr
+
+
+def test_an_editable_install_runs_from_its_checkout(editable, tmp_path):
+    bin_dir, source = editable
+    code = "import simulator; print(simulator.__file__)"
+    out = subprocess.run([str(bin_dir / "python"), "-c", code], cwd=tmp_path,
+                         env=_clean_env(), capture_output=True, text=True, check=True)
+    assert Path(out.stdout.strip()).is_relative_to(source), out.stdout
+    listing = _run(bin_dir, tmp_path, "list", "socs")
+    assert listing.returncode == 0 and "snapdragon865" in listing.stdout, listing.stderr
+    run = _run(bin_dir, tmp_path, "run", "quickstart", "--out", "q", "--quiet")
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "q" / "results.csv").is_file()

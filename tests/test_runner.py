@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -234,7 +235,7 @@ SMOKE_TIME_LIMIT_S = 0.5  # simulated seconds: enough to exercise every code pat
 @pytest.mark.parametrize("path", EXPERIMENTS,
                          ids=[str(p.relative_to(EXPERIMENT_DIR)) for p in EXPERIMENTS])
 def test_shipped_experiments_expand_and_smoke_run(path):
-    from simulator.engine.simulation import simulate
+    from simulator.engine.simulation import Simulation
     from simulator.experiment import check_experiment, check_runs, expand, load_experiment
 
     pytest.importorskip("workloads.zoo")
@@ -247,9 +248,38 @@ def test_shipped_experiments_expand_and_smoke_run(path):
     config["time_limit"] = f"{min(SMOKE_TIME_LIMIT_S, _seconds(config.get('time_limit')))} s"
     # audited: every kernel runs once per iteration, after its dependencies and their
     # transfers, and no lane runs two kernels at once (simulator.engine.audit)
-    result = simulate(check_experiment(config, str(path)), seed=runs[0].seed, base=base,
-                      audit=True)
-    assert result.metrics["makespan_s"] > 0
+    sim = Simulation(check_experiment(config, str(path)), seed=runs[0].seed, base=base,
+                     audit=True).build().plan().run()
+    result = sim.collect()
+    m = result.metrics
+    assert m["makespan_s"] > 0
+    # (NaN is allowed: no iteration may complete in the smoke run's time)
+    assert not any(math.isinf(v) for v in m.values())
+    # energy is the integral of the sampled power, device by device
+    series = result.timeseries
+    for name, device in sim.devices.items():
+        power = series[series["name"] == f"{device.prefix}power.total"]
+        assert _integral(power) == pytest.approx(device.total_energy, rel=1e-9, abs=1e-12), name
+    assert m["energy_j"] == pytest.approx(sum(d.total_energy for d in sim.devices.values()))
+    # temperatures stay between the coldest start (ambient or initial) and a bound no
+    # phone reaches (a passive RC network fed non-negative power cannot cool below that)
+    temps = series[series["name"].str.contains(r"(?:^|:)temp\.", regex=True)]["value"]
+    assert len(temps) > 0
+    coldest = min(d.thermal.ambient for d in sim.devices.values())
+    if sim.exp.thermal.initial is not None:
+        coldest = min(coldest, sim.exp.thermal.initial)
+    assert temps.min() >= coldest - 1e-6 and temps.max() < MAX_TEMP_C
+    assert m["peak_temp_c"] >= temps.max() - 1e-9
+
+
+MAX_TEMP_C = 150.0  # no SoC runs above ~125 °C junction (thermal trips are lower)
+
+
+def _integral(samples) -> float:
+    """Integral of a step series: each sample is the mean since the previous one."""
+    samples = samples.sort_values("time_s", kind="stable")
+    times = [0.0, *samples["time_s"]]
+    return sum((b - a) * p for a, b, p in zip(times, times[1:], samples["value"]))
 
 
 def _seconds(value) -> float:

@@ -39,9 +39,17 @@ def test_data_crosses_the_network_link(tiny_soc, tiny_soc_file):
     k = result.kernels.set_index("row")
     assert k.loc[1, "processor"] == "server:cpu.big"
     assert k.loc[1, "start_s"] == pytest.approx(transfer["end_s"] + 0.01)
-    # both devices draw power and are reported apart
-    assert result.metrics["server.energy_base_j"] > 0
-    assert result.metrics["device.energy_base_j"] > 0
+    # both devices draw power and are reported apart; energy_j adds them up
+    m = result.metrics
+    assert m["server.energy_base_j"] > 0 and m["device.energy_base_j"] > 0
+    for device in ("device", "server"):
+        parts = [v for k, v in m.items()
+                 if k.startswith(f"{device}.energy_") and k != f"{device}.energy_j"]
+        assert m[f"{device}.energy_j"] == pytest.approx(sum(parts), rel=1e-12)
+        assert m[f"{device}.avg_power_w"] == pytest.approx(m[f"{device}.energy_j"]
+                                                           / m["makespan_s"])
+    assert m["energy_j"] == pytest.approx(m["device.energy_j"] + m["server.energy_j"])
+    assert m["avg_power_w"] == pytest.approx(m["device.avg_power_w"] + m["server.avg_power_w"])
 
 
 def test_link_to_an_unknown_device_is_an_error(tiny_soc, tiny_soc_file):

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import ConfigError, OutOfMemory
 from .expand import RunSpec
+from .sweep import parse_sweep
 
 # The keys a run's devices and plan depend on besides its workload (the seed,
 # name, plots and outputs change neither).
@@ -100,21 +101,24 @@ def _check_plans(runs: list[RunSpec], base: Path, file: str | None) -> None:
 
 def check_plots(raw: dict, runs: list[RunSpec], file: str | None = None) -> None:
     """Check that every ``order``, ``hue_order`` and ``facet_order`` names values the
-    column takes, for columns the sweep or ``--set`` decides (a metric's values are
-    only known after the runs; such orders are checked when the plot is drawn).
+    column takes, for columns the sweep or ``--set`` decides, and that every
+    ``where`` on a swept column keeps some run (a metric's values are only known after
+    the runs; such orders and filters are checked when the plot is drawn).
 
     Raises:
-        ConfigError: at ``plots[i].order`` (etc.), listing the column's values.
+        ConfigError: at ``plots[i].order`` (etc.) or ``plots[i].where.<column>``,
+            listing the column's values.
     """
     plots = raw.get("plots") or []
     keys = ("order", "hue_order", "facet_order")
-    if not any(isinstance(p, dict) and any(p.get(k) is not None for k in keys)
+    if not any(isinstance(p, dict) and any(p.get(k) for k in (*keys, "where"))
                for p in plots):
         return
     from ..plots.data import categories, fmt, match_order
     from .load import check_experiment
 
     spec = check_experiment(raw, file)
+    swept = set(parse_sweep(raw["sweep"], file).paths()) if raw.get("sweep") else set()
     params: dict[str, list[Any]] = {}
     for run in runs:
         for column, value in run.params.items():
@@ -130,6 +134,28 @@ def check_plots(raw: dict, runs: list[RunSpec], file: str | None = None) -> None
                 match_order(entries, labels, column, f"plots[{i}].{key}")
             except ConfigError as err:
                 raise err.within(file=file) from None
+        for column, wanted in plot.where.items():
+            # a swept column only: one pinned by --set (a sweep narrowed for a quick
+            # look) leaves the plot to be skipped, with its reason, when it is drawn
+            if column in params and column in swept:
+                _check_where(column, wanted, params[column], f"plots[{i}].where.{column}",
+                             file)
+
+
+def _check_where(column: str, wanted: Any, values: list[Any], path: str,
+                 file: str | None) -> None:
+    """A ``where`` entry on a parameter column must keep at least one run."""
+    import pandas as pd
+
+    from ..plots.data import apply_where, categories, fmt
+
+    try:
+        apply_where(pd.DataFrame({column: values}), {column: wanted}, path)
+    except ConfigError:
+        labels = [fmt(v) for v in categories(values)]
+        shown = ", ".join(labels[:12]) + (", ..." if len(labels) > 12 else "")
+        raise ConfigError(f"{wanted!r} matches no run; the values of {column!r}: {shown}",
+                          file=file, path=path) from None
 
 
 def _as_cell(value: Any) -> Any:

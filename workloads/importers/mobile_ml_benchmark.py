@@ -19,6 +19,7 @@ Each model becomes one trace, ``<output_dir>/<model>.csv``.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -347,9 +348,16 @@ def _check_precision(precision: str) -> None:
                           f"got {precision!r}")
 
 
+MAX_NAME = 100  # characters of a model name kept in its file name (file systems allow 255)
+
+
 def _file_name(model: str) -> str:
-    # Model names become file names: keep them portable.
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", model) + ".csv"
+    # Model names become file names: keep them portable, and short enough to be
+    # one (a longer name keeps its start and a digest of the whole, so it stays unique).
+    name = re.sub(r"[^A-Za-z0-9_.+-]", "_", model)
+    if len(name) > MAX_NAME:
+        name = f"{name[:MAX_NAME - 9]}-{hashlib.sha256(model.encode()).hexdigest()[:8]}"
+    return name + ".csv"
 
 
 def import_mobile_ml_benchmark(ops_csv: str | Path, output_dir: str | Path | None,

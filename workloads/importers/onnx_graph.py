@@ -40,9 +40,39 @@ def attr(node, name: str, default=None):
     return default
 
 
+def check_nodes(model) -> None:
+    """Check every node of an op type ONNX defines (at the model's opset) against its
+    schema: input and output counts, attribute types. Shape inference skips such
+    nodes without a word, and the importer then indexes inputs that are not there.
+    Op types ONNX does not define (custom domains, newer ops) are left to the
+    importer, which copies them with a warning.
+
+    Raises:
+        ConfigError: the first invalid node, by name (path ``node NAME``).
+    """
+    import onnx
+
+    opsets = {entry.domain or "": entry.version for entry in model.opset_import}
+    context = onnx.checker.C.CheckerContext()
+    context.ir_version = model.ir_version
+    context.opset_imports = opsets
+    for index, node in enumerate(model.graph.node):
+        domain = node.domain or ""
+        try:
+            onnx.defs.get_schema(node.op_type, opsets.get(domain, 1), domain)
+        except onnx.defs.SchemaError:
+            continue  # not an ONNX op at this opset
+        try:
+            onnx.checker.check_node(node, context)
+        except onnx.checker.ValidationError as exc:
+            message = " ".join(str(exc).split("==>")[0].split())
+            raise ConfigError(f"invalid {node.op_type} node: {message}",
+                              path=f"node {node.name or f'{node.op_type}_{index}'}") from None
+
+
 def fix_input_dims(model, batch: int | None, dims: dict[str, int]) -> list[str]:
     """Give symbolic graph-input dims a size in place: axis 0 -> ``batch`` (default 1),
-    named dims -> ``dims``; returns warnings."""
+    named dims -> ``dims``; returns warnings. A fixed size below 1 is a ConfigError."""
     notes: list[str] = []
     sizes = {"batch": batch, **{f"dims[{k!r}]": v for k, v in dims.items()}}
     for option, value in sizes.items():
@@ -56,6 +86,9 @@ def fix_input_dims(model, batch: int | None, dims: dict[str, int]) -> list[str]:
             continue
         for axis, dim in enumerate(value.type.tensor_type.shape.dim):
             if dim.HasField("dim_value"):
+                if dim.dim_value < 1:  # an empty tensor: no work to simulate
+                    raise ConfigError(f"input {value.name!r} has size {dim.dim_value} at axis "
+                                      f"{axis}; sizes must be positive")
                 continue
             param = dim.dim_param or "?"
             if param in dims:

@@ -33,7 +33,7 @@ from simulator.ops import PRECISIONS
 from simulator.trace import Trace, save_trace, trace_from_table
 
 from . import ImporterWarning, importer
-from .onnx_graph import Graph, attr, fix_input_dims, graph_facts, infer_precision
+from .onnx_graph import Graph, attr, check_nodes, fix_input_dims, graph_facts, infer_precision
 
 # op_type -> trace op kind; Conv, Gemm, MatMul and Gather are decided per node.
 KINDS = {
@@ -187,6 +187,7 @@ def onnx_to_trace(model, *, batch: int | None = None, dims: dict[str, int] | Non
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     notes = fix_input_dims(copy, batch, dims or {})
+    check_nodes(copy)
     try:
         inferred = onnx.shape_inference.infer_shapes(copy, data_prop=True)
     except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
