@@ -87,6 +87,11 @@ only the output channels amortise it.
 It applies to kernels costed with the processor's own table only (a kernel
 library's table states its own speed).
 
+Winograd (``winograd_reduction``, ``r``): a processor whose kernel library runs
+3x3 stride-1 convolutions with a Winograd algorithm does ``flops / r`` of
+arithmetic for them (the transforms are in the efficiency); memory traffic is
+unchanged. Like ``gemm_half_channels``, only with the processor's own table.
+
 SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
 useful work (a 3-wide kernel row in 4-wide vectors wastes 1/4); compute
 efficiency is multiplied by ``1 - simd_waste``.
@@ -316,7 +321,12 @@ class CostModel:
         if (op == "conv" and out_channels > 0 and proc.gemm_half_channels > 0
                 and lib is None):
             efficiency *= out_channels / (out_channels + proc.gemm_half_channels)
-        compute_cycles = flops / (proc.ops_per_cycle[precision] * efficiency * scale_units)
+        arithmetic = flops
+        if (op == "conv" and kernel == 3 and stride == 1 and proc.winograd_reduction > 1
+                and lib is None):
+            arithmetic = flops / proc.winograd_reduction
+        compute_cycles = arithmetic / (proc.ops_per_cycle[precision] * efficiency
+                                       * scale_units)
         if (lib is not None and lib.row_overhead_cycles and kernel > 0
                 and op in ROW_LOOP_OPS):
             compute_cycles += flops / (2.0 * kernel) * lib.row_overhead_cycles / scale_units

@@ -144,8 +144,8 @@ XAVIER = "jetson-agx-xavier"
 DESKTOP = "desktop-i7-1080ti"
 _FUSED = ("ncnn: batch norm folded, activations fused, Winograd 3x3 convolutions, FP16 "
           "arithmetic on ARMv8.2 by default (U); faster than PyTorch eager: a lower bound")
-_TC = ("FP16 on Volta uses the tensor cores (not modelled: FP32 PyTorch does not); "
-       "compute-bound, so not a dispatch-overhead figure")
+_TC = ("compute-bound on the tensor cores (PyTorch runs FP16 convolutions with cuDNN's "
+       "tensor-op math): fits the FP16 convolution efficiency with the dispatch-bound CNNs")
 _WINO = ("faster than the FP32 peak allows for direct convolution (cuDNN Winograd/FFT "
          "3x3 algorithms, not modelled): not fitted")
 
@@ -189,12 +189,10 @@ REFS: tuple[ClientRef, ...] = (
     ClientRef(XAVIER, "gpu", "resnet50", 17.9, TORCH2TRT, precision="fp16"),
     ClientRef(XAVIER, "gpu", "resnet152", 53.2, TORCH2TRT, precision="fp16"),
     ClientRef(XAVIER, "gpu", "mobilenet_v2", 15.4, TORCH2TRT, precision="fp16"),
-    ClientRef(XAVIER, "gpu", "vgg16", 16.5, TORCH2TRT, precision="fp16", fit=False,
-              note=_TC),
-    ClientRef(XAVIER, "gpu", "vgg19", 18.7, TORCH2TRT, precision="fp16", fit=False,
-              note=_TC),
+    ClientRef(XAVIER, "gpu", "vgg16", 16.5, TORCH2TRT, precision="fp16", note=_TC),
+    ClientRef(XAVIER, "gpu", "vgg19", 18.7, TORCH2TRT, precision="fp16", note=_TC),
     # GTX 1080 Ti: PyTorch FP32 batch 16 (compute-bound) and MXNet FP32 batch 1.
-    ClientRef(DESKTOP, "gpu", "vgg16", 39.3, U39KUN, batch=16, fit=False, note=_WINO),
+    ClientRef(DESKTOP, "gpu", "vgg16", 39.3, U39KUN, batch=16, note=_WINO),
     ClientRef(DESKTOP, "gpu", "resnet152", 57.8, U39KUN, batch=16),
     ClientRef(DESKTOP, "gpu", "mobilenet_v2", 3.91, CVBENCH, note="MXNet, not PyTorch"),
     ClientRef(DESKTOP, "gpu", "resnet50", 6.29, CVBENCH, note="MXNet, not PyTorch"),

@@ -47,7 +47,7 @@ PARAMETERS: dict[tuple[str, str], tuple[tuple[str, float, float], ...]] = {
     ("jetson-agx-xavier", "cpu.carmel"): (("parallel_efficiency", 0.05, 1.0),
                                           ("conv", 0.02, 1.0), ("dwconv", 0.002, 1.0),
                                           ("dispatch_overhead", 0.0, 2e-3)),
-    ("jetson-agx-xavier", "gpu"): (("dispatch_overhead", 0.0, 2e-3),),
+    ("jetson-agx-xavier", "gpu"): (("fp16.conv", 0.02, 1.0), ("dispatch_overhead", 0.0, 2e-3)),
     ("desktop-i7-1080ti", "gpu"): (("conv", 0.02, 1.0), ("dispatch_overhead", 0.0, 2e-3)),
 }
 
@@ -69,6 +69,9 @@ def with_parameters(soc: SocSpec, processor: str, values: dict[str, float]) -> S
     for name, value in values.items():
         if name in ("dispatch_overhead", "parallel_efficiency"):
             update[name] = float(value)
+        elif "." in name and name.split(".", 1)[0] in table:  # a precision's table: fp16.conv
+            precision, key = name.split(".", 1)
+            table[precision] = {**table[precision], key: float(value)}
         else:
             table[name] = float(value)
     update["efficiency"] = table
@@ -82,10 +85,13 @@ def with_parameters(soc: SocSpec, processor: str, values: dict[str, float]) -> S
 
 def on_host(soc: SocSpec, processor: str, host_name: str) -> SocSpec:
     """``soc`` with ``processor`` (a CPU cluster) moved to another machine's hardware:
-    its efficiencies and overheads (the framework's kernels) kept, the host's clock,
-    cores, caches and DRAM bandwidth (at the SoC's DRAM efficiency) put in."""
+    its efficiencies (the framework's kernels) kept, the host's clock, cores, caches
+    and DRAM bandwidth (at the SoC's DRAM efficiency) put in. The per-operator
+    overhead is framework code on the same cores: the same number of cycles (E: equal
+    instructions per cycle on branchy code), so it scales with the clock ratio."""
     host = HOSTS[host_name]
     proc = soc.processors()[processor]
+    clock_ratio = proc.opps[-1].frequency / host.frequency_hz
     dram = soc.memory["dram"]
     top = proc.opps[-1].model_copy(update={"frequency": host.frequency_hz})
     caches = [CacheLevel(name="l1", size=f"{host.l1_bytes} B", bytes_per_cycle=32),
@@ -93,7 +99,8 @@ def on_host(soc: SocSpec, processor: str, host_name: str) -> SocSpec:
                          bytes_per_cycle=32)]
     new = proc.model_copy(update={
         "units": host.units, "opps": [top], "caches": caches, "shared_memories": ["dram"],
-        "dram_bandwidth": host.dram_bytes_per_s * dram.efficiency})
+        "dram_bandwidth": host.dram_bytes_per_s * dram.efficiency,
+        "dispatch_overhead": proc.dispatch_overhead * clock_ratio})
     cpus = dict(soc.cpu)
     cpus[processor.split(".", 1)[1]] = new
     return soc.model_copy(update={"cpu": cpus})
@@ -128,7 +135,11 @@ def fit(soc_name: str, processor: str) -> dict[str, float]:
     def current(name: str) -> float:
         if name in ("dispatch_overhead", "parallel_efficiency"):
             return float(getattr(proc, name))
-        return float(proc.efficiency.get(name, proc.efficiency.get("default", 0.2)))
+        table = proc.efficiency
+        if "." in name and isinstance(table.get(name.split(".", 1)[0]), dict):
+            precision, name = name.split(".", 1)
+            table = table[precision]
+        return float(table.get(name, table.get("default", 0.2)))
 
     names = [name for name, _, _ in spec]
     lower = np.array([lo for _, lo, _ in spec])
