@@ -190,9 +190,11 @@ REFS: tuple[ClientRef, ...] = (
     ClientRef(XAVIER, "gpu", "resnet152", 53.2, TORCH2TRT, precision="fp16"),
     ClientRef(XAVIER, "gpu", "mobilenet_v2", 15.4, TORCH2TRT, precision="fp16"),
     ClientRef(XAVIER, "gpu", "vgg16", 16.5, TORCH2TRT, precision="fp16", note=_TC),
-    ClientRef(XAVIER, "gpu", "vgg19", 18.7, TORCH2TRT, precision="fp16", note=_TC),
+    ClientRef(XAVIER, "gpu", "vgg19", 18.7, TORCH2TRT, precision="fp16", fit=False,
+              note=_TC + "; held out of the fit: a check of the tensor-core model"),
     # GTX 1080 Ti: PyTorch FP32 batch 16 (compute-bound) and MXNet FP32 batch 1.
-    ClientRef(DESKTOP, "gpu", "vgg16", 39.3, U39KUN, batch=16, note=_WINO),
+    ClientRef(DESKTOP, "gpu", "vgg16", 39.3, U39KUN, batch=16, fit=False,
+              note=_WINO + "; held out of the fit: a check of the Winograd model"),
     ClientRef(DESKTOP, "gpu", "resnet152", 57.8, U39KUN, batch=16),
     ClientRef(DESKTOP, "gpu", "mobilenet_v2", 3.91, CVBENCH, note="MXNet, not PyTorch"),
     ClientRef(DESKTOP, "gpu", "resnet50", 6.29, CVBENCH, note="MXNet, not PyTorch"),
