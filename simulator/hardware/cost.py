@@ -105,6 +105,11 @@ only the output channels amortise it.
 It applies to kernels costed with the processor's own table only (a kernel
 library's table states its own speed).
 
+Winograd (``winograd_reduction``, ``r``): a processor whose kernel library runs
+3x3 stride-1 convolutions with a Winograd algorithm does ``flops / r`` of
+arithmetic for them (the transforms are in the efficiency); memory traffic is
+unchanged. Like ``gemm_half_channels``, only with the processor's own table.
+
 SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
 useful work (a 3-wide kernel row in 4-wide vectors wastes 1/4); compute
 efficiency is multiplied by ``1 - simd_waste``.
@@ -351,6 +356,9 @@ class CostModel:
             efficiency *= out_channels / (out_channels + proc.gemm_half_channels)
         element = BYTES_PER_ELEMENT[precision]
         work = flops
+        if (op == "conv" and kernel == 3 and stride == 1 and proc.winograd_reduction > 1
+                and lib is None):
+            work = flops / proc.winograd_reduction
         if lib is not None and lib.output_overhead_macs and op in GEMM_OPS:
             work += 2.0 * lib.output_overhead_macs * bytes_out / element
         compute_cycles = work / (proc.ops_per_cycle[precision] * efficiency * scale_units)

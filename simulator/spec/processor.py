@@ -261,6 +261,10 @@ class ProcessorSpec(Strict):
             The kernel library packs the (im2col'd) input for every call, a
             cost per input element that the output channels amortise (ruy in
             TFLite); 0 (default): no such cost.
+        winograd_reduction: the kernel library runs 3x3 stride-1 convolutions
+            (op ``conv``) with a Winograd algorithm that needs this many times
+            fewer multiplications than the direct count the traces hold (Lavin &
+            Gray, CVPR'16: F(2x2,3x3) 2.25x, F(4x4,3x3) 4x); 1 (default): direct.
         window_reads_on_chip: the ``(k/s)^2 - 1`` re-reads of a sliding window
             (convolutions, pooling) are served by the nearest level, whatever
             the tensor's size (a GPU's texture cache keeps the few input rows a
@@ -300,6 +304,7 @@ class ProcessorSpec(Strict):
     parallel_efficiency: Fraction | dict[str, Fraction] = Field(default=1.0)
     serial_ops: list[str] = Field(default_factory=list)
     gemm_half_channels: float = Field(default=0.0, ge=0)
+    winograd_reduction: float = Field(default=1.0, ge=1)
     window_reads_on_chip: bool = False
     broadcast_input: bool = False
     dispatch_overhead: Seconds = Field(default=0.0, ge=0)

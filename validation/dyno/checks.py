@@ -153,8 +153,15 @@ def _scheduler_geomean() -> float:
 
 
 def _engine_latency_ms(ref: ClientRef) -> float:
-    """``ref``'s forward pass through the engine on its processor (ms)."""
-    trace = generate_trace(ref.model, batch=ref.batch, input_size=ref.input_size)
+    """``ref``'s forward pass through the engine on its processor (ms); a latency
+    measured on another host (``ref.host``) is the kernel-cost sum on that host's
+    hardware (:func:`validation.dyno.fit_clients.simulated_ms`): no SoC file
+    describes that machine."""
+    if ref.host:
+        from validation.dyno.fit_clients import simulated_ms
+        return simulated_ms(ref)
+    trace = generate_trace(ref.model, batch=ref.batch, input_size=ref.input_size,
+                           width=ref.width)
     if ref.precision != "fp32":
         trace = trace.with_precision(ref.precision)
     policy = {"name": "single", "processor": ref.processor}

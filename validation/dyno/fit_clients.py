@@ -4,9 +4,13 @@ Per processor a few parameters (efficiencies are fractions of peak, the dispatch
 overhead is seconds per kernel) are fitted to the measured per-model latencies of
 :mod:`validation.dyno.client_refs` by least squares on log(simulated / measured):
 
-* Jetson AGX Xavier Carmel CPU (``cpu.carmel``): the parallel efficiency only,
-  to the 1-thread / 4-thread latency ratios of ncnn (the ratio cancels ncnn's
-  faster algorithms; its absolute latencies are lower bounds, checked, not fitted);
+* Jetson AGX Xavier Carmel CPU (``cpu.carmel``): PyTorch's FP32 CPU kernels --
+  the ``conv`` and ``dwconv`` efficiencies and the per-operator dispatch
+  overhead -- to PyTorch latencies of the same ARMv8 NEON kernels measured on a
+  Raspberry Pi 4 (simulated on that host: :class:`validation.dyno.client_refs.Host`),
+  and the parallel efficiency to the 1-thread / 4-thread latency ratios of ncnn
+  (the ratio cancels ncnn's faster algorithms; its absolute latencies are lower
+  bounds, checked, not fitted);
 * Jetson AGX Xavier GPU: the dispatch overhead, to PyTorch eager FP16 latencies
   of the dispatch-bound CNNs (ResNets, MobileNetV2);
 * GTX 1080 Ti (``desktop-i7-1080ti`` ``gpu``): ``conv`` efficiency and dispatch
@@ -33,21 +37,25 @@ from scipy.optimize import least_squares
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
 from simulator.spec.soc import SocSpec
-from validation.dyno.client_refs import REFS, ClientRef
+from simulator.spec.processor import CacheLevel
+from validation.dyno.client_refs import HOSTS, REFS, ClientRef
 from workloads.generate import generate_trace
 
 # Fitted parameters per (soc, processor): (name, lower bound, upper bound). A name is
 # ``dispatch_overhead`` (s), ``parallel_efficiency`` or an efficiency key.
 PARAMETERS: dict[tuple[str, str], tuple[tuple[str, float, float], ...]] = {
-    ("jetson-agx-xavier", "cpu.carmel"): (("parallel_efficiency", 0.05, 1.0),),
-    ("jetson-agx-xavier", "gpu"): (("dispatch_overhead", 0.0, 2e-3),),
+    ("jetson-agx-xavier", "cpu.carmel"): (("parallel_efficiency", 0.05, 1.0),
+                                          ("conv", 0.02, 1.0), ("dwconv", 0.002, 1.0),
+                                          ("dispatch_overhead", 0.0, 2e-3)),
+    ("jetson-agx-xavier", "gpu"): (("fp16.conv", 0.02, 1.0), ("dispatch_overhead", 0.0, 2e-3)),
     ("desktop-i7-1080ti", "gpu"): (("conv", 0.02, 1.0), ("dispatch_overhead", 0.0, 2e-3)),
 }
 
 
 @lru_cache(maxsize=None)
-def _rows(model: str, batch: int, input_size: int, precision: str) -> tuple[dict, ...]:
-    trace = generate_trace(model, batch=batch, input_size=input_size)
+def _rows(model: str, batch: int, input_size: int, precision: str,
+          width: float | None = None) -> tuple[dict, ...]:
+    trace = generate_trace(model, batch=batch, input_size=input_size, width=width)
     if precision != "fp32":
         trace = trace.with_precision(precision)
     return tuple(trace.table.to_dict("records"))
@@ -61,6 +69,9 @@ def with_parameters(soc: SocSpec, processor: str, values: dict[str, float]) -> S
     for name, value in values.items():
         if name in ("dispatch_overhead", "parallel_efficiency"):
             update[name] = float(value)
+        elif "." in name and name.split(".", 1)[0] in table:  # a precision's table: fp16.conv
+            precision, key = name.split(".", 1)
+            table[precision] = {**table[precision], key: float(value)}
         else:
             table[name] = float(value)
     update["efficiency"] = table
@@ -72,14 +83,40 @@ def with_parameters(soc: SocSpec, processor: str, values: dict[str, float]) -> S
     return soc.model_copy(update={processor: new})
 
 
+def on_host(soc: SocSpec, processor: str, host_name: str) -> SocSpec:
+    """``soc`` with ``processor`` (a CPU cluster) moved to another machine's hardware:
+    its efficiencies (the framework's kernels) kept, the host's clock, cores, caches
+    and DRAM bandwidth (at the SoC's DRAM efficiency) put in. The per-operator
+    overhead is framework code on the same cores: the same number of cycles (E: equal
+    instructions per cycle on branchy code), so it scales with the clock ratio."""
+    host = HOSTS[host_name]
+    proc = soc.processors()[processor]
+    clock_ratio = proc.opps[-1].frequency / host.frequency_hz
+    dram = soc.memory["dram"]
+    top = proc.opps[-1].model_copy(update={"frequency": host.frequency_hz})
+    caches = [CacheLevel(name="l1", size=f"{host.l1_bytes} B", bytes_per_cycle=32),
+              CacheLevel(name="l2", size=f"{host.l2_bytes} B", per_unit=False,
+                         bytes_per_cycle=32)]
+    new = proc.model_copy(update={
+        "units": host.units, "opps": [top], "caches": caches, "shared_memories": ["dram"],
+        "dram_bandwidth": host.dram_bytes_per_s * dram.efficiency,
+        "dispatch_overhead": proc.dispatch_overhead * clock_ratio})
+    cpus = dict(soc.cpu)
+    cpus[processor.split(".", 1)[1]] = new
+    return soc.model_copy(update={"cpu": cpus})
+
+
 def simulated_ms(ref: ClientRef, soc: SocSpec | None = None) -> float:
-    """Simulated latency (ms) of ``ref``'s forward pass on its processor at the top OPP."""
+    """Simulated latency (ms) of ``ref``'s forward pass on its processor at the top OPP
+    (on ``ref.host``'s hardware when it was measured elsewhere)."""
     soc = soc or load_soc(ref.soc)
+    if ref.host:
+        soc = on_host(soc, ref.processor, ref.host)
     proc = soc.processors()[ref.processor]
     units = ref.units or proc.units
     frequency = proc.opps[-1].frequency
     model = CostModel(soc)
-    rows = _rows(ref.model, ref.batch, ref.input_size, ref.precision)
+    rows = _rows(ref.model, ref.batch, ref.input_size, ref.precision, ref.width)
     return sum(model.kernel_cost(ref.processor, units, row).duration(frequency)
                for row in rows) * 1e3
 
@@ -98,7 +135,11 @@ def fit(soc_name: str, processor: str) -> dict[str, float]:
     def current(name: str) -> float:
         if name in ("dispatch_overhead", "parallel_efficiency"):
             return float(getattr(proc, name))
-        return float(proc.efficiency.get(name, proc.efficiency.get("default", 0.2)))
+        table = proc.efficiency
+        if "." in name and isinstance(table.get(name.split(".", 1)[0]), dict):
+            precision, name = name.split(".", 1)
+            table = table[precision]
+        return float(table.get(name, table.get("default", 0.2)))
 
     names = [name for name, _, _ in spec]
     lower = np.array([lo for _, lo, _ in spec])
