@@ -1,0 +1,218 @@
+"""``socsim calibrate`` (issue 22): the measurement format, the fitting engine, the command.
+
+Fast tests use measurements the engine itself produces from ``snapdragon855`` (so the
+true parameter values are known); the tutorial test (``docs/calibrate.md``) runs on
+the Pixel 4 calibration data and skips without it.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import yaml
+
+import validation.calibrate.command  # noqa: F401  (registers the command, as its entry point does)
+from simulator.cli import main
+from simulator.errors import ConfigError
+from simulator.library import load_soc
+from validation.calibrate import importers, measurements
+from validation.calibrate.measurements import _trace
+from validation.fitting import params as fparams
+from validation.fitting.fast import FastCase, Setting, engine_latency
+
+SOC = "snapdragon855"
+MODELS = ["mobilenet_v2", "resnet18", "squeezenet1_1", "shufflenet_v2"]
+SETTINGS = [Setting("cpu.prime", 1), Setting("cpu.gold", 3),
+            Setting("cpu.silver", 2, "fp32", 1.2096e9), Setting("gpu")]
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def truth(tmp_path_factory):
+    """Measurements = the full engine on the shipped SD855 (true values known)."""
+    soc = load_soc(SOC)
+    folder = tmp_path_factory.mktemp("truth")
+    rows = []
+    for model in MODELS:
+        trace = _trace(model, "", "inference", 1, "fp32", ".")
+        for s in SETTINGS:
+            rows.append({"model": model, "processor": s.processor, "cores": s.cores,
+                         "frequency": f"{s.frequency / 1e9} GHz" if s.frequency else "",
+                         "latency_ms": engine_latency(soc, trace, s) * 1e3})
+    path = folder / "measured.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    # the base: the same SoC with two of the numbers moved away
+    raw = fparams.plain(yaml.safe_load(open(load_soc.__globals__["soc_path"](SOC))))
+    raw["cpu"]["prime"]["efficiency"]["conv"] = 0.4
+    raw["cpu"]["gold"]["efficiency"]["conv"] = 0.4
+    raw["cpu"]["gold"]["parallel_efficiency"]["fp32"] = 0.5
+    base = folder / "base.yaml"
+    base.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path, base, soc
+
+
+def test_fast_model_is_the_engine_at_any_clock():
+    soc = load_soc(SOC)
+    trace = _trace("mobilenet_v2", "", "inference", 1, "int8", ".")
+    for s in [Setting("cpu.silver", 4, "int8", 1.2096e9), Setting("cpu.gold", 2, "int8")]:
+        fast = FastCase(soc, trace, s).latency(soc)
+        assert fast == pytest.approx(engine_latency(soc, trace, s), rel=1e-9)
+
+
+def test_calibrate_recovers_known_parameters(truth, tmp_path, capsys):
+    measured, base, soc = truth
+    out = tmp_path / "fitted.yaml"
+    params = ("cpu.prime+gold.efficiency.fp32.conv,cpu.gold.parallel_efficiency.fp32,"
+              "cpu.prime+gold.dispatch_overhead")
+    assert main(["calibrate", str(base), str(measured), "-o", str(out), "--params", params,
+                 "--cv", "2", "--date", "2026-01-02"]) == 0
+    printed = capsys.readouterr().out
+    fitted = load_soc(str(out))
+    assert fitted.cpu["gold"].efficiency["conv"] == pytest.approx(
+        soc.cpu["gold"].efficiency["conv"], rel=2e-3)
+    assert fitted.cpu["prime"].efficiency["conv"] == fitted.cpu["gold"].efficiency["conv"]
+    assert fitted.cpu["gold"].parallel("fp32") == pytest.approx(soc.cpu["gold"].parallel("fp32"),
+                                                                rel=2e-3)
+    assert fitted.cpu["prime"].dispatch_overhead == pytest.approx(
+        soc.cpu["prime"].dispatch_overhead, rel=2e-3)
+    # provenance on every fitted value, the rest as in the base
+    text = out.read_text()
+    note = "fitted to measured.csv, 16 rows, 2026-01-02"
+    assert text.count(note) >= 5 and f"parallel_efficiency" in text
+    assert fitted.cpu["silver"].efficiency == soc.cpu["silver"].efficiency
+    report = pd.read_csv(out.with_suffix(".rows.csv"))
+    assert len(report) == 16 and report["error_pct"].abs().max() < 0.5
+    assert report["cv_error_pct"].notna().all()
+    assert "2-fold cross-validation" in printed and "+" in printed
+
+
+def test_same_inputs_same_bytes(truth, tmp_path):
+    measured, base, _ = truth
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name / "soc.yaml"
+        assert main(["calibrate", str(base), str(measured), "-o", str(out), "--cv", "0",
+                     "--params", "cpu.gold.parallel_efficiency.fp32", "--date", "2026-01-02"
+                     ]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("params, reason", [
+    ("cpu.silver.parallel_efficiency.int8", "no measurement runs cpu.silver in int8"),
+    ("cpu.prime.parallel_efficiency.fp32", "every measurement on cpu.prime uses one core"),
+    ("cpu.gold.efficiency.fp32.lstm", "no measured model has lstm kernels there"),
+    ("cpu.prime.power.ceff", "energy fitting is not implemented"),
+    ("cpu.prime.frequency", "unknown field"),
+    ("npu.dispatch_overhead", "no processor 'npu'"),
+])
+def test_unidentifiable_parameter_is_a_one_line_error(truth, tmp_path, capsys, params, reason):
+    measured, base, _ = truth
+    out = tmp_path / "never.yaml"
+    assert main(["calibrate", str(base), str(measured), "-o", str(out), "--cv", "2",
+                 "--params", params]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("socsim: error: --params: ") and reason in line, line
+    assert not out.exists()
+
+
+def test_parameters_the_data_move_alike_are_refused(truth, tmp_path, capsys):
+    """One measurement cannot fit two numbers; two names for one value are refused."""
+    measured, base, _ = truth
+    rows = pd.read_csv(measured)
+    prime = tmp_path / "prime.csv"
+    rows[rows["processor"] == "cpu.prime"].to_csv(prime, index=False)
+    one = tmp_path / "one.csv"
+    rows[rows["processor"] == "cpu.prime"].head(1).to_csv(one, index=False)
+    out = tmp_path / "never.yaml"
+    assert main(["calibrate", str(base), str(one), "-o", str(out), "--cv", "0", "--params",
+                 "cpu.prime.efficiency.fp32.conv,cpu.prime.dispatch_overhead"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert "cannot separate it from cpu.prime" in line and "--params" in line, line
+    assert main(["calibrate", str(base), str(prime), "-o", str(out), "--cv", "0", "--params",
+                 "cpu.prime.efficiency.fp32.conv,cpu.prime+gold.efficiency.fp32.conv"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert "both set cpu.prime.efficiency.conv" in line, line
+    assert not out.exists()
+    assert main(["calibrate", str(base), str(prime), "-o", str(out), "--cv", "9"]) == 2
+    assert "--cv: expected 0 (none) or 2..4 folds" in one_line(capsys.readouterr().err)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("table, where", [
+    ({"model": ["resnet18"], "processor": ["cpu.gold"], "latency_s": [0.1], "speed": [1]},
+     "unknown column(s) 'speed'"),
+    ({"model": ["resnet18"], "processor": ["cpu.gold"]}, "give exactly one of latency_s"),
+    ({"model": ["resnet18"], "processor": ["cpu.gold"], "latency_s": [-1]},
+     "row 1.latency_s"),
+    ({"model": ["resnet18"], "processor": ["cpu.gold"], "latency_s": [0.1],
+      "precision": ["fp8"]}, "row 1.precision"),
+    ({"model": ["resnet18"], "processor": ["cpu.gold"], "latency_s": [0.1], "cores": [9]},
+     "row 1.cores: cpu.gold has 3 core(s)"),
+    ({"model": ["resnet18"], "processor": ["cpu.gold"], "latency_s": [0.1],
+      "frequency": ["1.5 GHz"]}, "row 1.frequency: 1500 MHz is not an OPP"),
+    ({"model": ["resnet18"], "processor": ["cpu.gold"], "latency_s": [0.1], "op": ["lstm"]},
+     "row 1.op: the trace has no 'lstm' kernels"),
+    ({"model": ["resnet99"], "processor": ["cpu.gold"], "latency_s": [0.1]}, "row 1.model"),
+])
+def test_bad_measurements_name_file_and_row(tmp_path, table, where):
+    path = tmp_path / "m.csv"
+    pd.DataFrame(table).to_csv(path, index=False)
+    with pytest.raises(ConfigError) as err:
+        measurements.rows(measurements.read(path), load_soc(SOC))
+    assert str(err.value).startswith(str(path)) and where in str(err.value), str(err.value)
+
+
+LOG = """INFO: Graph: [/data/local/tmp/mobilenet_v2.tflite]
+INFO: Num threads: [4]
+INFO: Inference timings in us: Init: 31029, First inference: 25000, Warmup (avg): 21000.5, Inference (avg): 20012.3
+Operator-wise Profiling Info for Regular Benchmark Runs:
+============================== Run Order ==============================
+\t             [node type]\t  [first]\t [avg ms]\t     [%]\t  [cdf%]\t  [mem KB]\t[times called]\t[Name]
+\t                 CONV_2D\t    0.500\t    0.400\t  2.000%\t  2.000%\t     0.000\t        1\t[a]:0
+============================== Summary by node type ==============================
+\t             [Node type]\t  [count]\t  [avg ms]\t    [avg %]\t    [cdf %]\t  [mem KB]\t[times called]
+\t                 CONV_2D\t       36\t    12.500\t    64.000%\t    64.000%\t     0.000\t       36
+\t       DEPTHWISE_CONV_2D\t       17\t     5.250\t    27.000%\t    91.000%\t     0.000\t       17
+\t                  CUSTOM\t        1\t     0.100\t     1.000%\t    92.000%\t     0.000\t        1
+"""
+
+
+def test_tflite_benchmark_output_becomes_rows(tmp_path):
+    log = tmp_path / "bench.txt"
+    log.write_text(LOG)
+    rows = importers.from_tflite_benchmark(log, "mobilenet_v2", "cpu.silver")
+    assert rows["latency_us"].tolist() == [20012.3, 12500.0, 5250.0]
+    assert rows["op"].fillna("").tolist() == ["", "conv", "dwconv"]
+    assert set(rows["cores"]) == {4}
+    path = tmp_path / "rows.csv"
+    rows.to_csv(path, index=False)
+    fast = measurements.rows(measurements.read(path), load_soc(SOC))
+    assert [r.op for r in fast] == [None, "conv", "dwconv"]
+    with pytest.raises(ConfigError, match="Inference \\(avg\\)"):
+        (tmp_path / "empty.txt").write_text("nothing")
+        importers.from_tflite_benchmark(tmp_path / "empty.txt", "m", "cpu.gold")
+
+
+def test_parameter_names_round_trip_through_the_yaml():
+    soc = load_soc(SOC)
+    raw = fparams.plain(yaml.safe_load(open(load_soc.__globals__["soc_path"](SOC))))
+    names = ["cpu.prime+gold.efficiency.int8.dwconv", "cpu.silver.parallel_efficiency.int8",
+             "cpu.prime+gold.dispatch_overhead", "gpu.offload.switch",
+             "memory.dram.efficiency", "cpu.silver.gemm_half_channels"]
+    params = [fparams.parse(n, soc) for n in names]
+    values = [0.05, 0.6, 40e-6, 300e-6, 0.7, 12.0]
+    _, fitted = fparams.apply(raw, soc, params, values)
+    assert [p.value(fitted) for p in params] == pytest.approx(values)
+    # tied clusters: same efficiency, the same per-operator cycles at their own clocks
+    assert fitted.cpu["gold"].efficiency["int8"]["dwconv"] == 0.05
+    cycles = [fitted.cpu[c].dispatch_overhead * fitted.cpu[c].opps[-1].frequency
+              for c in ("prime", "gold")]
+    assert cycles[0] == pytest.approx(cycles[1])
+    # the base is untouched (anchors in the YAML do not leak one cluster's edit)
+    assert soc.cpu["gold"].efficiency["int8"]["dwconv"] != 0.05
