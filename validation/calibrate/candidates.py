@@ -6,17 +6,17 @@ the efficiency of every op kind the measured traces run there; the parallel
 efficiency of each cluster measured with more than one core; each processor's
 per-operator cost (``dispatch_overhead``); the narrow-convolution factor
 (``gemm_half_channels``) of CPUs that run convolutions; the host-transfer cost
-(``offload.switch``) of accelerators measured end to end. The candidates the
-data cannot identify are then dropped, each with its reason
-(:meth:`validation.fitting.engine.Problem.identifiable`). DRAM efficiency is
-shared by every processor and ``power.ceff`` needs energy, so both are fitted
-only on request.
+(``offload.switch``) of accelerators measured end to end; the switched
+capacitance (``power.ceff``) of each processor with energy measurements (not
+tied: same-core clusters are built differently). The candidates the data cannot identify are then dropped,
+each with its reason (:meth:`validation.fitting.engine.Problem.identifiable`).
+DRAM efficiency is shared by every processor, so it is fitted only on request.
 """
 
 from __future__ import annotations
 
 from simulator.spec.soc import SocSpec
-from validation.fitting.engine import Row
+from validation.fitting.engine import EnergyRow, Row
 from validation.fitting.params import Parameter, parse
 
 
@@ -32,7 +32,8 @@ def processor_groups(soc: SocSpec) -> dict[str, str]:
     return out
 
 
-def candidates(soc: SocSpec, rows: list[Row]) -> list[Parameter]:
+def candidates(soc: SocSpec, rows: list[Row], energy_rows: list[EnergyRow] = ()
+               ) -> list[Parameter]:
     """Default parameters for ``rows`` (before the identifiability filter), sorted."""
     groups = processor_groups(soc)
     specs = soc.processors()
@@ -48,4 +49,7 @@ def candidates(soc: SocSpec, rows: list[Row]) -> list[Parameter]:
             names.append(f"{group}.gemm_half_channels")
         if specs[s.processor].offload is not None and row.op is None:
             names.append(f"{s.processor}.offload.switch")
+    # per cluster: same-core clusters differ in implementation (SD855: prime 0.366 nF,
+    # gold 0.321 nF from the EAS coefficients of the device tree)
+    names += [f"{r.case.setting.processor}.power.ceff" for r in energy_rows]
     return [parse(n, soc) for n in sorted(set(names))]

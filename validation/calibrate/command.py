@@ -34,6 +34,9 @@ from validation.fitting.engine import Problem, summarize
 from validation.fitting.params import Parameter, apply, parse, plain
 
 
+DIGITS = 4
+
+
 def load_base(name: str) -> tuple[dict, SocSpec, Path]:
     """(plain mapping, spec, file) of a SoC name or YAML file."""
     path = soc_path(name)
@@ -45,8 +48,9 @@ def load_base(name: str) -> tuple[dict, SocSpec, Path]:
 def problem(base: str, files: list[str]) -> tuple[Problem, list[meas.Measurements], Path]:
     raw, soc, path = load_base(base)
     tables = [meas.read(f) for f in files]
-    rows = [r for t in tables for r in meas.rows(t, soc)]
-    return Problem(raw, soc, rows), tables, path
+    found = [meas.all_rows(t, soc) for t in tables]
+    return (Problem(raw, soc, [r for rows, _ in found for r in rows],
+                    [r for _, energy in found for r in energy]), tables, path)
 
 
 def choose(prob: Problem, requested: list[str] | None) -> tuple[list[Parameter], list]:
@@ -56,7 +60,7 @@ def choose(prob: Problem, requested: list[str] | None) -> tuple[list[Parameter],
         params = [parse(n, prob.soc) for n in dict.fromkeys(requested)]
         prob.check(params)
         return params, []
-    return prob.identifiable(candidates(prob.soc, prob.rows))
+    return prob.identifiable(candidates(prob.soc, prob.rows, prob.energy_rows))
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -79,7 +83,6 @@ def run(args) -> int:
     params, dropped = choose(prob, _split(args.params))
     if not params:
         raise ConfigError("the measurements identify no parameter of the base", path="--params")
-    energy = sum(t.table["energy_j"].notna().sum() for t in tables)
     date = args.date or dt.datetime.now(dt.timezone.utc).date().isoformat()
     out = Path(args.output)
     name = args.name or out.stem
@@ -87,13 +90,17 @@ def run(args) -> int:
     note = provenance(args.measurements, n, date)
 
     values = prob.fit(params)
-    raw, soc = apply(prob.raw, prob.soc, params, values, file=str(out))
+    # written (and reported) to 4 significant digits, far below what the data resolve
+    raw, soc = apply(prob.raw, prob.soc, params, values, file=str(out), digits=DIGITS)
+    values = np.array([p.value(soc) for p in params])
     base_values = np.array([p.value(prob.soc) for p in params])
     errors = prob.errors(soc)
     labels = [r.label for r in prob.rows]
-    cv_errors = cv_fits = None
+    fit_energy = any(p.energy for p in params)
+    energy_errors = prob.energy_errors(soc) if fit_energy else None
+    cv_errors = cv_fits = cv_energy = None
     if args.cv:
-        cv_errors, cv_fits = prob.cross_validate(params, args.cv, args.seed)
+        cv_errors, cv_fits, cv_energy = prob.cross_validate(params, args.cv, args.seed)
 
     raw["name"] = name
     raw["description"] = f"{raw.get('description', '')} - calibrated ({note})".strip(" -")
@@ -110,11 +117,23 @@ def run(args) -> int:
         "error_pct": errors})
     if cv_errors is not None:
         report["cv_error_pct"] = cv_errors
+    if energy_errors is not None:
+        energy_report = pd.DataFrame({
+            "model": [r.group for r in prob.energy_rows],
+            "setting": [r.label for r in prob.energy_rows], "op": "",
+            "measured_s": np.nan, "simulated_s": np.nan, "error_pct": energy_errors,
+            "measured_j": [r.measured for r in prob.energy_rows]})
+        energy_report["simulated_j"] = energy_report["measured_j"] * (1 + energy_errors / 100)
+        if cv_energy is not None:
+            energy_report["cv_error_pct"] = cv_energy
+        report = pd.concat([report, energy_report], ignore_index=True)
     report_path = out.with_suffix(".rows.csv")
     report.to_csv(report_path, index=False, float_format="%.6g")
 
-    print(f"{n} rows from {len(tables)} file(s); {len(params)} parameters fitted"
-          + (f"; {energy} energy values read, not fitted (latency only)" if energy else ""))
+    energy = len(prob.energy_rows)
+    print(f"{n} latency rows" + (f" and {energy} energy rows" if energy else "")
+          + f" from {len(tables)} file(s); {len(params)} parameters fitted"
+          + ("" if fit_energy or not energy else "; energy read, not fitted (no power.ceff)"))
     for p, why in dropped:
         print(f"  not fitted: {p.name}: {why}")
     print("\nparameter                                     base        fitted    change")
@@ -125,11 +144,17 @@ def run(args) -> int:
             spread = f"   CV {_show(col.min(), p.unit)}..{_show(col.max(), p.unit)}"
         print(f"  {p.name:42s} {_show(old, p.unit):>10s} {_show(new, p.unit):>12s} "
               f"{(new / old - 1) * 100 if old else float('inf'):+8.1f}%{spread}")
-    _print_summary("\nfitted (all rows)", summarize(errors, labels))
+    energy_labels = [r.label for r in prob.energy_rows]
+    fitted = summarize(errors, labels)
+    if energy_errors is not None:
+        fitted = pd.concat([fitted, summarize(energy_errors, energy_labels)])
+    _print_summary("\nfitted (all rows)", fitted)
     if cv_errors is not None:
+        crossed = summarize(cv_errors, labels)
+        if fit_energy:
+            crossed = pd.concat([crossed, summarize(cv_energy, energy_labels)])
         _print_summary(f"\n{args.cv}-fold cross-validation over the models (seed {args.seed}): "
-                       "each row predicted by a fit that never saw its model",
-                       summarize(cv_errors, labels))
+                       "each row predicted by a fit that never saw its model", crossed)
     print(f"\nwrote {out} and {report_path}")
     return 0
 

@@ -21,9 +21,9 @@ Columns (only ``model``, ``processor`` and a latency are required):
 ``op``         empty: end to end (one inference or training step); a kernel's row
                number in the trace (that kernel alone) or an op kind (``conv``:
                that kind's kernels summed), e.g. from TFLite's op profiling
-``energy_j``   optional measured energy per run (J) -- needs ``power.ceff``
-               fitting, which this version does not do (the column is read and
-               reported, see ``docs/calibrate.md``)
+``energy_j``   optional: joules of the whole device over one run (end-to-end rows
+               only), as the engine's ``energy_per_iteration_j``; fitted with
+               ``power.ceff`` (through the full engine)
 =============  ================================================================
 
 A governor other than the performance one cannot be replayed by the fast
@@ -44,7 +44,7 @@ from simulator.ops import PRECISIONS
 from simulator.spec.soc import SocSpec
 from simulator.trace import Trace
 from simulator.units import UnitError, parse_quantity
-from validation.fitting.engine import Row
+from validation.fitting.engine import EnergyRow, Row
 from validation.fitting.fast import FastCase, Setting
 
 COLUMNS = ("model", "options", "mode", "batch", "precision", "processor", "cores",
@@ -132,7 +132,13 @@ def _column(table: pd.DataFrame, name: str, default) -> pd.Series:
 
 
 def rows(measurements: Measurements, soc: SocSpec) -> list[Row]:
-    """Fast-model rows of ``measurements`` on ``soc`` (traces built or imported once).
+    """The latency rows of ``measurements`` on ``soc`` (see :func:`all_rows`)."""
+    return all_rows(measurements, soc)[0]
+
+
+def all_rows(measurements: Measurements, soc: SocSpec) -> tuple[list[Row], list[EnergyRow]]:
+    """Fast-model rows of ``measurements`` on ``soc`` (traces built or imported once):
+    (latency rows, energy rows).
 
     Raises:
         ConfigError: an unknown processor, a frequency that is not an OPP, more cores
@@ -143,7 +149,7 @@ def rows(measurements: Measurements, soc: SocSpec) -> list[Row]:
     base = Path(file).parent
     specs = soc.processors()
     cases: dict[tuple, FastCase] = {}
-    out = []
+    out, energy = [], []
     for i, row in enumerate(measurements.table.itertuples()):
         where = f"row {i + 1}"
         if row.processor not in specs:
@@ -169,7 +175,13 @@ def rows(measurements: Measurements, soc: SocSpec) -> list[Row]:
                  + (f" @{frequency / 1e9:.3g} GHz" if frequency else "")
                  + (" per-op" if op is not None else ""))
         out.append(Row(case, op, float(row.latency_s), row.model, label))
-    return out
+        if not pd.isna(row.energy_j):
+            if op is not None or not row.energy_j > 0:
+                raise ConfigError("energy_j must be a positive number of joules per run, on "
+                                  "an end-to-end row (op empty)", file=file,
+                                  path=f"{where}.energy_j")
+            energy.append(EnergyRow(case, float(row.energy_j), row.model, label + " energy"))
+    return out, energy
 
 
 def _frequency(text, proc, file: str, where: str) -> float | None:

@@ -23,7 +23,7 @@ from validation.fitting.params import KINDS, apply
 def reset(base: str, files: list[str], output: str) -> list[str]:
     """Write ``output``: ``base`` with its identifiable parameters reset; returns their names."""
     prob, _, path = problem(base, files)
-    params, _ = prob.identifiable(candidates(prob.soc, prob.rows))
+    params, _ = prob.identifiable(candidates(prob.soc, prob.rows, prob.energy_rows))
     raw, _ = apply(prob.raw, prob.soc, params, [KINDS[p.kind][3] for p in params],
                    file=output, digits=4)
     raw["name"] = raw["name"] + "-reset"

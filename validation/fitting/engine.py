@@ -5,8 +5,10 @@ meaningful numbers of a SoC description, a set of measurements, and a model
 that predicts each measurement from the numbers. :func:`least_squares_log`
 solves it (log-space values within physical bounds, deterministic from fixed
 starting values); :class:`Problem` is its form for measured latencies run one
-operator at a time (the vectorised cost model, :mod:`validation.fitting.fast`):
-identifiability, the fit, k-fold cross-validation.
+operator at a time (the vectorised cost model, :mod:`validation.fitting.fast`)
+and, optionally, the energies of such runs (the full engine: ``power.ceff``):
+identifiability, the fit (latency first, then energy with the latency
+parameters fixed, as the studies do), k-fold cross-validation.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import pandas as pd
 
 from simulator.errors import ConfigError
 from simulator.spec.soc import SocSpec
-from validation.fitting.fast import FastCase
+from validation.fitting.fast import FastCase, engine_energy
 from validation.fitting.params import Parameter, apply, log_bounds
 
 # A parameter is identifiable when a 1 % change of it changes some measurement by at
@@ -31,12 +33,6 @@ MIN_SENSITIVITY = 0.02
 MIN_SINGULAR = 0.02
 # log-space step of the finite-difference sensitivities
 STEP = 1e-3
-# Where else in its range a parameter is looked at when no row depends on it at its
-# start (factors on the start): a lower efficiency makes a memory-bound kernel
-# compute-bound, a larger fixed cost shows above the kernels' time.
-PROBES = {"efficiency": (0.1, 0.01), "memory_efficiency": (0.1, 0.01),
-          "memory.efficiency": (0.1,), "dispatch_overhead": (10.0, 100.0),
-          "offload.switch": (10.0, 100.0), "gemm_half_channels": (10.0,)}
 
 
 def least_squares_log(residuals: Callable[[np.ndarray], np.ndarray], start: Sequence[float],
@@ -84,31 +80,44 @@ class Row:
     label: str
 
 
+@dataclass(frozen=True)
+class EnergyRow:
+    """One measured energy: whole-device joules of one run of ``case`` (end to end),
+    as the engine's ``energy_per_iteration_j``."""
+
+    case: FastCase
+    measured: float
+    group: str
+    label: str
+
+
 class Problem:
-    """Measured latencies of one SoC and the parameters to fit to them.
+    """Measured latencies (and energies) of one SoC and the parameters to fit to them.
 
     Args:
         raw: the base SoC as a plain YAML mapping (:func:`~validation.fitting.params.plain`).
         soc: the same, validated.
-        rows: the measurements.
+        rows: the latency measurements.
+        energy_rows: the energy measurements (fitted with ``power.ceff`` parameters).
     """
 
-    def __init__(self, raw: dict, soc: SocSpec, rows: list[Row]):
+    def __init__(self, raw: dict, soc: SocSpec, rows: list[Row],
+                 energy_rows: list[EnergyRow] | None = None):
         self.raw, self.soc, self.rows = raw, soc, rows
+        self.energy_rows = list(energy_rows or [])
         self.measured = np.array([r.measured for r in rows])
-        # starting values found by probing (parameter name -> value), see sensitivities
-        self.starts: dict[str, float] = {}
 
     def predict(self, soc: SocSpec, rows: list[Row] | None = None) -> np.ndarray:
         """Simulated seconds of ``rows`` (default all) with ``soc``."""
         rows = self.rows if rows is None else rows
         durations: dict[int, np.ndarray] = {}
+        memo: dict = {}  # lookups shared by the cases of this soc
         out = np.empty(len(rows))
         for i, row in enumerate(rows):
             key = id(row.case)
             if key not in durations:
-                durations[key] = row.case.durations(soc)
-            out[i] = row.case.total(durations[key], soc, row.op)
+                durations[key] = row.case.durations(soc, memo)
+            out[i] = row.case.total(durations[key], soc, row.op, memo)
         return out
 
     def soc_with(self, params: list[Parameter], values) -> SocSpec:
@@ -116,42 +125,28 @@ class Problem:
 
     # -- identifiability ------------------------------------------------------------
     def start(self, param: Parameter) -> float:
-        """Where the fit of ``param`` starts: the base's value, or the probe value at
-        which the data see it (:meth:`sensitivities`)."""
-        return self.starts.get(param.name, param.start(self.soc))
+        """Where the fit of ``param`` starts: the base's value (inside its bounds)."""
+        return param.start(self.soc)
 
     def sensitivities(self, params: list[Parameter]) -> np.ndarray:
         """d log(simulated) / d log(parameter) per row (rows x parameters), at the
         starting values (a one-sided step down: bounds are upper limits).
 
-        A parameter no row depends on at its start may matter elsewhere in its
-        range (an efficiency so high that its kernels are memory-bound matters once
-        lower): such a column is taken again at the :data:`PROBES` values, and the
-        first one where the data see it becomes its start (:attr:`starts`).
+        Taken at the start only: a parameter may matter elsewhere in its range (an
+        efficiency so high that its kernels are memory-bound matters once lower), but
+        looking there lets the fit turn the costs of small memory-bound operators into
+        free knobs that absorb other models' errors (tried: pooling efficiencies fell
+        to 0.003 while the per-operator cost halved), so such a parameter is reported
+        and left to the user (lower it in the base, then ask for it).
         """
         start = np.array([self.start(p) for p in params])
         base = np.log(self.predict(self.soc_with(params, start)))
         columns = []
-        for j, p in enumerate(params):
-            column = self._column(params, start, j, base)
-            for factor in PROBES.get(p.kind, ()):
-                if np.abs(column).max(initial=0) >= MIN_SENSITIVITY:
-                    break
-                lower, upper = p.bounds
-                x = start.copy()
-                x[j] = min(max(start[j] * factor, lower), upper)
-                probe = self._column(params, x, j, np.log(self.predict(self.soc_with(params,
-                                                                                     x))))
-                if np.abs(probe).max(initial=0) >= MIN_SENSITIVITY:
-                    column, self.starts[p.name] = probe, float(x[j])
-            columns.append(column)
+        for j in range(len(params)):
+            step = start.copy()
+            step[j] *= np.exp(-STEP)
+            columns.append((np.log(self.predict(self.soc_with(params, step))) - base) / -STEP)
         return np.array(columns).T if columns else np.zeros((len(self.rows), 0))
-
-    def _column(self, params: list[Parameter], x: np.ndarray, j: int, base: np.ndarray
-                ) -> np.ndarray:
-        step = x.copy()
-        step[j] *= np.exp(-STEP)
-        return (np.log(self.predict(self.soc_with(params, step))) - base) / -STEP
 
     def unidentifiable(self, params: list[Parameter]) -> list[tuple[Parameter, str]]:
         """The parameters the data cannot pin down, each with the reason (empty: all fine).
@@ -162,11 +157,14 @@ class Problem:
         """
         if not params:
             return []
-        energy = [p for p in params if p.energy]
-        # ceff moves energy only; this engine fits latencies (energy rows are read and
-        # reported, not fitted), so no data set identifies it here yet
-        found = [(p, "it changes energy only, and socsim calibrate fits latencies (energy "
-                  "fitting is not implemented)") for p in energy]
+        # ceff moves the energy of every run on its processors (dynamic power is
+        # ceff V^2 f while it computes), so energy rows there identify it; clusters
+        # measured on separate rows are told apart
+        found = []
+        for p in (p for p in params if p.energy):
+            if not any(r.case.setting.processor in p.processors for r in self.energy_rows):
+                found.append((p, "it changes energy only, and no energy measurement runs on "
+                              + "/".join(p.processors)))
         params = [p for p in params if not p.energy]
         sens = self.sensitivities(params)
         peak = np.abs(sens).max(axis=0) if len(sens) else np.zeros(len(params))
@@ -210,8 +208,8 @@ class Problem:
             cases = [r.case for r in self.rows if r.case.setting in mine]
             if not any((c.ops == p.path[2]).any() for c in cases):
                 return f"no measured model has {p.path[2]} kernels there"
-        return (f"a 1 % change moves no measurement by more than {peak:.2g} % (threshold "
-                f"{MIN_SENSITIVITY:g} %, at its start and at the probed values)")
+        return (f"at its start a 1 % change moves no measurement by more than {peak:.2g} % "
+                f"(threshold {MIN_SENSITIVITY:g} %)")
 
     def check(self, params: list[Parameter]) -> None:
         """Raise a one-line ConfigError (``--params``) naming the first parameter the
@@ -238,7 +236,32 @@ class Problem:
 
     # -- fitting --------------------------------------------------------------------
     def fit(self, params: list[Parameter], groups: set[str] | None = None) -> np.ndarray:
-        """Fitted values (one per parameter) on the rows of ``groups`` (default all)."""
+        """Fitted values (one per parameter) on the rows of ``groups`` (default all):
+        the latency parameters on the latency rows, then the energy ones (``power.ceff``)
+        on the energy rows with the latency ones in place."""
+        timing = [p for p in params if not p.energy]
+        energy = [p for p in params if p.energy]
+        fitted = dict(zip([p.name for p in timing], self._fit_latency(timing, groups)))
+        if energy:
+            rows = [r for r in self.energy_rows if groups is None or r.group in groups]
+            measured = np.array([r.measured for r in rows])
+            fixed = [fitted[p.name] for p in timing]
+
+            def residuals(values: np.ndarray) -> np.ndarray:
+                soc = self.soc_with(timing + energy, [*fixed, *values])
+                return np.log(self.predict_energy(soc, rows) / measured)
+
+            lower, upper = log_bounds(energy)
+            # each value moves the energy of its own rows nearly in proportion
+            values = least_squares_log(residuals, [self.start(p) for p in energy],
+                                       np.exp(lower), np.exp(upper), diff_step=1e-3,
+                                       xtol=1e-6)
+            fitted.update(zip([p.name for p in energy], values))
+        return np.array([fitted[p.name] for p in params])
+
+    def _fit_latency(self, params: list[Parameter], groups: set[str] | None) -> np.ndarray:
+        if not params:
+            return np.zeros(0)
         rows = [r for r in self.rows if groups is None or r.group in groups]
         measured = np.array([r.measured for r in rows])
         lower, upper = log_bounds(params)
@@ -249,6 +272,19 @@ class Problem:
         return least_squares_log(residuals, [self.start(p) for p in params],
                                  np.exp(lower), np.exp(upper))
 
+    def predict_energy(self, soc: SocSpec, rows: list[EnergyRow] | None = None
+                       ) -> np.ndarray:
+        """Simulated joules of energy ``rows`` (default all), full engine."""
+        rows = self.energy_rows if rows is None else rows
+        return np.array([engine_energy(soc, r.case.trace, r.case.setting) for r in rows])
+
+    def energy_errors(self, soc: SocSpec, rows: list[EnergyRow] | None = None
+                      ) -> np.ndarray:
+        """Signed % error of each energy row."""
+        rows = self.energy_rows if rows is None else rows
+        measured = np.array([r.measured for r in rows])
+        return (self.predict_energy(soc, rows) / measured - 1) * 100
+
     def errors(self, soc: SocSpec, rows: list[Row] | None = None) -> np.ndarray:
         """Signed % error of each row."""
         rows = self.rows if rows is None else rows
@@ -256,19 +292,24 @@ class Problem:
         return (self.predict(soc, rows) / measured - 1) * 100
 
     def cross_validate(self, params: list[Parameter], k: int = 5, seed: int = 0
-                       ) -> tuple[np.ndarray, list[np.ndarray]]:
+                       ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
         """``k``-fold cross-validation over the models: each fold's rows predicted by a
-        fit on the other folds. Returns (signed % error per row, fitted values per fold)."""
+        fit on the other folds. Returns (signed % error per latency row, fitted values
+        per fold, signed % error per energy row: NaN when no energy is fitted)."""
         groups = sorted({r.group for r in self.rows}, key=[r.group for r in self.rows].index)
         errors = np.full(len(self.rows), np.nan)
+        energy = np.full(len(self.energy_rows), np.nan)
         fits = []
         for test in folds(groups, k, seed):
             values = self.fit(params, set(groups) - set(test))
             fits.append(values)
+            soc = self.soc_with(params, values)
             index = [i for i, r in enumerate(self.rows) if r.group in set(test)]
-            errors[index] = self.errors(self.soc_with(params, values),
-                                        [self.rows[i] for i in index])
-        return errors, fits
+            errors[index] = self.errors(soc, [self.rows[i] for i in index])
+            index = [i for i, r in enumerate(self.energy_rows) if r.group in set(test)]
+            if index and any(p.energy for p in params):
+                energy[index] = self.energy_errors(soc, [self.energy_rows[i] for i in index])
+        return errors, fits, energy
 
 
 def folds(items: list[str], k: int = 5, seed: int = 0) -> list[list[str]]:

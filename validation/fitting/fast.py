@@ -46,7 +46,7 @@ class FastCase:
     """
 
     def __init__(self, soc: SocSpec, trace: Trace, setting: Setting):
-        self.setting = setting
+        self.setting, self.trace = setting, trace
         proc = soc.processors()[setting.processor]
         table = trace.table
         ops = table["op"].tolist()
@@ -97,23 +97,40 @@ class FastCase:
         proc = soc.processors()[self.setting.processor]
         return self.setting.frequency or proc.opps[-1].frequency
 
-    def inputs(self, soc: SocSpec) -> tuple:
+    def inputs(self, soc: SocSpec, memo: dict | None = None) -> tuple:
         """Everything :meth:`durations` reads from ``soc`` (hashable: equal inputs, equal
-        durations, so a fit recomputes only the cases a parameter step touches)."""
-        proc = soc.processors()[self.setting.processor]
-        levels = tuple(tuple((level.bytes_per_cycle, level.bandwidth)
-                             for level in memory_levels(soc, proc, units))
-                       for units in self.served)
-        return (tuple(lookup(proc.efficiency, self.precision, k, "fwd") for k in self.kinds),
-                tuple(lookup(proc.memory_efficiency, self.precision, k, "fwd")
-                      for k in self.kinds),
-                proc.gemm_half_channels, proc.parallel(self.precision),
-                proc.ops_per_cycle[self.precision], self.frequency(soc), levels,
-                tuple(proc.overhead(k) for k in self.kinds))
+        durations, so a fit recomputes only the cases a parameter step touches).
+        ``memo``: a dict shared by the cases of one ``soc`` (lookups done once)."""
+        memo = {} if memo is None else memo
+        name = self.setting.processor
+        key = (name, self.precision)
+        if key not in memo:
+            if "processors" not in memo:
+                memo["processors"] = soc.processors()
+            proc = memo["processors"][name]
+            memo[key] = (proc, {}, (proc.gemm_half_channels, proc.parallel(self.precision),
+                                    proc.ops_per_cycle[self.precision]))
+        proc, kinds, scalars = memo[key]
+        for k in self.kinds:
+            if k not in kinds:
+                kinds[k] = (lookup(proc.efficiency, self.precision, k, "fwd"),
+                            lookup(proc.memory_efficiency, self.precision, k, "fwd"),
+                            proc.overhead(k))
+        levels = []
+        for units in self.served:
+            if (name, units) not in memo:
+                memo[(name, units)] = tuple((level.bytes_per_cycle, level.bandwidth)
+                                            for level in memory_levels(soc, proc, units))
+            levels.append(memo[(name, units)])
+        values = [kinds[k] for k in self.kinds]
+        return (tuple(v[0] for v in values), tuple(v[1] for v in values), *scalars,
+                self.setting.frequency or proc.opps[-1].frequency, tuple(levels),
+                tuple(v[2] for v in values))
 
-    def durations(self, soc: SocSpec) -> np.ndarray:
-        """Seconds of every kernel alone at the setting's clock."""
-        key = self.inputs(soc)
+    def durations(self, soc: SocSpec, memo: dict | None = None) -> np.ndarray:
+        """Seconds of every kernel alone at the setting's clock (``memo``: see
+        :meth:`inputs`)."""
+        key = self.inputs(soc, memo)
         if key != getattr(self, "_key", None):
             self._durations, self._key = self._compute(*key), key
         return self._durations
@@ -145,14 +162,16 @@ class FastCase:
         (its row number) or of every kernel of one op kind (its name), I/O excluded."""
         return self.total(self.durations(soc), soc, op)
 
-    def total(self, durations: np.ndarray, soc: SocSpec, op: str | int | None = None
-              ) -> float:
+    def total(self, durations: np.ndarray, soc: SocSpec, op: str | int | None = None,
+              memo: dict | None = None) -> float:
         """:meth:`latency` from the kernels' ``durations`` (seconds)."""
         if op is not None:
             return float(durations[op] if isinstance(op, (int, np.integer))
                          else durations[self.ops == op].sum())
         total = float(durations.sum())
-        offload = soc.processors()[self.setting.processor].offload
+        key = (self.setting.processor, self.precision)
+        proc = memo[key][0] if memo and key in memo else soc.processors()[key[0]]
+        offload = proc.offload
         if offload is not None:
             total += self.io_transfers * offload.switch + self.io_bytes / offload.bandwidth
         return total
@@ -163,10 +182,10 @@ def _miss(working_set: np.ndarray, capacity: float) -> np.ndarray:
                     0.0)
 
 
-def engine_latency(soc: SocSpec, trace: Trace, setting: Setting) -> float:
-    """Seconds of one run of ``trace`` through the full engine, as :class:`FastCase`
+def engine_metrics(soc: SocSpec, trace: Trace, setting: Setting) -> dict[str, float]:
+    """Metrics of one run of ``trace`` through the full engine, as :class:`FastCase`
     models it: the ``single`` policy, the setting's clock held (``userspace`` governor,
-    or ``performance`` at the top OPP), thermal governor off. The fast model's check."""
+    or ``performance`` at the top OPP), thermal governor off."""
     from simulator.engine.simulation import simulate
     from simulator.spec.experiment import ExperimentSpec
 
@@ -179,5 +198,15 @@ def engine_latency(soc: SocSpec, trace: Trace, setting: Setting) -> float:
         "name": "fast-model-check", "soc": soc.name, "workload": {"trace": "<memory>"},
         "policy": setting.policy, "dvfs": dvfs, "thermal": {"governor": False},
         "outputs": {"timeline": False}})
-    result = simulate(spec, traces={0: trace}, soc=soc)
-    return float(result.metrics["latency_s"])
+    return simulate(spec, traces={0: trace}, soc=soc).metrics
+
+
+def engine_latency(soc: SocSpec, trace: Trace, setting: Setting) -> float:
+    """Seconds of one run through the full engine (:func:`engine_metrics`): the fast
+    model's check."""
+    return float(engine_metrics(soc, trace, setting)["latency_s"])
+
+
+def engine_energy(soc: SocSpec, trace: Trace, setting: Setting) -> float:
+    """Joules of the whole device over one run (:func:`engine_metrics`)."""
+    return float(engine_metrics(soc, trace, setting)["energy_per_iteration_j"])
