@@ -73,8 +73,11 @@ def from_mobile_ml_benchmark(e2e_csv: str | Path, ops_csv: str | Path, relative_
                 continue
             processor = clusters[match.group(2)]
             cores, precision = int(match.group(1)), PRECISION[match.group(3)]
-        for model, value in zip(e2e["model"], e2e[column]):
-            if model in ops and pd.notna(value):
+        measured = dict(zip(e2e["model"], e2e[column]))
+        # models in the operator list's order (cross-validation folds follow row order)
+        for model in ops:
+            value = measured.get(model)
+            if value is not None and pd.notna(value):
                 rows.append({"model": f"{source}#{model}", "precision": precision,
                              "processor": processor, "cores": cores, "latency_us": value})
     table = _read_csv(ops_csv)
