@@ -76,6 +76,12 @@ def test_fast_model_is_the_engine_at_any_clock():
     for s in [Setting("cpu.silver", 4, "int8", 1.2096e9), Setting("cpu.gold", 2, "int8")]:
         fast = FastCase(soc, trace, s).latency(soc)
         assert fast == pytest.approx(engine_latency(soc, trace, s), rel=1e-9)
+    # a training step: backward kernels have their own efficiencies (conv.bwd_weight ...)
+    trace = _trace("lenet5", "", "training", 8, "fp32", ".")
+    assert {"bwd_data", "bwd_weight"} <= set(trace.table["pass"])
+    s = Setting("cpu.gold", 3)
+    assert FastCase(soc, trace, s).latency(soc) == pytest.approx(engine_latency(soc, trace, s),
+                                                                 rel=1e-9)
 
 
 def test_calibrate_recovers_known_parameters(truth, tmp_path, capsys):
@@ -98,7 +104,11 @@ def test_calibrate_recovers_known_parameters(truth, tmp_path, capsys):
     text = out.read_text()
     note = "fitted to measured.csv, 16 rows, 2026-01-02"
     # conv (prime, gold), gold fp32 parallel efficiency, dispatch (prime, gold)
-    assert text.count(f"  # {note}") == 5 and f"fp32: {fitted.cpu['gold'].parallel('fp32'):.4g}  # {note}" in text
+    assert text.count(f"  # {note}") == 5
+    # values as written: 4 significant digits
+    for line in (f"fp32: {fitted.cpu['gold'].parallel('fp32'):.4g}  # {note}",
+                 f"conv: {fitted.cpu['gold'].efficiency['conv']:.4g}  # {note}"):
+        assert line in text, line
     assert fitted.cpu["silver"].efficiency == soc.cpu["silver"].efficiency
     report = pd.read_csv(out.with_suffix(".rows.csv"))
     assert len(report) == 16 and report["error_pct"].abs().max() < 0.5

@@ -89,6 +89,7 @@ def run(args) -> int:
     n = len(prob.rows)
     note = provenance(args.measurements, n, date)
 
+    gaps = prob.fast_model_gaps()
     values = prob.fit(params)
     # written (and reported) to 4 significant digits, far below what the data resolve
     raw, soc = apply(prob.raw, prob.soc, params, values, file=str(out), digits=DIGITS)
@@ -136,6 +137,9 @@ def run(args) -> int:
           + ("" if fit_energy or not energy else "; energy read, not fitted (no power.ceff)"))
     for p, why in dropped:
         print(f"  not fitted: {p.name}: {why}")
+    for model, label, gap in gaps:
+        print(f"  warning: the fast model differs from the engine by {gap * 100:+.2g} % on "
+              f"{model} ({label}): the fitted values absorb what it leaves out")
     print("\nparameter                                     base        fitted    change")
     for p, old, new in zip(params, base_values, values):
         spread = ""

@@ -21,7 +21,7 @@ import pandas as pd
 
 from simulator.errors import ConfigError
 from simulator.spec.soc import SocSpec
-from validation.fitting.fast import FastCase, engine_energy
+from validation.fitting.fast import FastCase, engine_energy, engine_latency
 from validation.fitting.params import Parameter, apply, log_bounds
 
 # A parameter is identifiable when a 1 % change of it changes some measurement by at
@@ -119,6 +119,22 @@ class Problem:
                 durations[key] = row.case.durations(soc, memo)
             out[i] = row.case.total(durations[key], soc, row.op, memo)
         return out
+
+    def fast_model_gaps(self, tolerance: float = 1e-6) -> list[tuple[str, str, float]]:
+        """(model, setting, relative difference) where the fast model and the full engine
+        disagree on the base SoC, one end-to-end row per setting checked. The fast model
+        leaves out trace columns the zoo rarely sets (SIMD lane waste, strided reads,
+        batch padding); a gap means the fit would absorb them into the parameters."""
+        gaps, seen = [], set()
+        for row in self.rows:
+            if row.op is not None or row.case.setting in seen:
+                continue
+            seen.add(row.case.setting)
+            fast = row.case.latency(self.soc)
+            engine = engine_latency(self.soc, row.case.trace, row.case.setting)
+            if abs(fast / engine - 1) > tolerance:
+                gaps.append((row.group, row.label, fast / engine - 1))
+        return gaps
 
     def soc_with(self, params: list[Parameter], values) -> SocSpec:
         return apply(self.raw, self.soc, params, values)[1]

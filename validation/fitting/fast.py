@@ -50,8 +50,11 @@ class FastCase:
         proc = soc.processors()[setting.processor]
         table = trace.table
         ops = table["op"].tolist()
+        # efficiencies are looked up per (op kind, pass): training steps have backward kernels
+        keys = list(zip(ops, table["pass"].tolist()))
+        self.keys = sorted(set(keys))
         self.kinds = sorted(set(ops))
-        self.kind_index = np.array([self.kinds.index(op) for op in ops], dtype=int)
+        self.kind_index = np.array([self.keys.index(k) for k in keys], dtype=int)
         self.ops = np.array(ops, dtype=object)
         self.precision = setting.precision
         self.flops = table["flops"].to_numpy(float)
@@ -111,18 +114,19 @@ class FastCase:
             memo[key] = (proc, {}, (proc.gemm_half_channels, proc.parallel(self.precision),
                                     proc.ops_per_cycle[self.precision]))
         proc, kinds, scalars = memo[key]
-        for k in self.kinds:
+        for k in self.keys:
             if k not in kinds:
-                kinds[k] = (lookup(proc.efficiency, self.precision, k, "fwd"),
-                            lookup(proc.memory_efficiency, self.precision, k, "fwd"),
-                            proc.overhead(k))
+                op, pass_ = k
+                kinds[k] = (lookup(proc.efficiency, self.precision, op, pass_),
+                            lookup(proc.memory_efficiency, self.precision, op, pass_),
+                            proc.overhead(op))
         levels = []
         for units in self.served:
             if (name, units) not in memo:
                 memo[(name, units)] = tuple((level.bytes_per_cycle, level.bandwidth)
                                             for level in memory_levels(soc, proc, units))
             levels.append(memo[(name, units)])
-        values = [kinds[k] for k in self.kinds]
+        values = [kinds[k] for k in self.keys]
         return (tuple(v[0] for v in values), tuple(v[1] for v in values), *scalars,
                 self.setting.frequency or proc.opps[-1].frequency, tuple(levels),
                 tuple(v[2] for v in values))

@@ -128,7 +128,7 @@ class Parameter:
                 _, precision, op = self.path
                 if precision != "fp32":
                     table = table.setdefault(precision, {})
-                table[op] = value
+                table[op] = _quantity(value, "", digits)
             elif self.kind in ("offload.switch", "power.ceff"):
                 node[self.path[0]][self.path[1]] = _quantity(value, self.unit, digits)
             else:
