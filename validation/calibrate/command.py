@@ -33,7 +33,6 @@ from validation.calibrate.yamlout import write
 from validation.fitting.engine import Problem, summarize
 from validation.fitting.params import Parameter, apply, parse, plain
 
-
 DIGITS = 4
 
 
