@@ -6,12 +6,21 @@
 * :class:`~validation.fitting.engine.Problem`: measured latencies run one operator
   at a time, with identifiability checks, the fit and k-fold cross-validation;
 * :mod:`~validation.fitting.params`: fittable SoC parameters named by YAML path;
-* :mod:`~validation.fitting.fast`: the vectorised cost model (matches the engine).
+* :mod:`~validation.fitting.fast`: the vectorised cost model (matches the engine) and
+  the engine runs that check it and predict energy.
 """
 
-from validation.fitting.engine import Problem, Row, folds, least_squares_log, summarize
-from validation.fitting.fast import FastCase, Setting
+from validation.fitting.engine import (
+    EnergyRow,
+    Problem,
+    Row,
+    folds,
+    least_squares_log,
+    summarize,
+)
+from validation.fitting.fast import FastCase, Setting, engine_energy, engine_latency
 from validation.fitting.params import Parameter, apply, parse, plain
 
-__all__ = ["FastCase", "Parameter", "Problem", "Row", "Setting", "apply", "folds",
-           "least_squares_log", "parse", "plain", "summarize"]
+__all__ = ["EnergyRow", "FastCase", "Parameter", "Problem", "Row", "Setting", "apply",
+           "engine_energy", "engine_latency", "folds", "least_squares_log", "parse", "plain",
+           "summarize"]
