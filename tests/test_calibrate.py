@@ -241,6 +241,10 @@ def test_tflite_benchmark_output_becomes_rows(tmp_path):
     rows.to_csv(path, index=False)
     fast = measurements.rows(measurements.read(path), load_soc(SOC))
     assert [r.op for r in fast] == [None, "conv", "dwconv"]
+    # the same rows as Parquet
+    rows.to_parquet(tmp_path / "rows.parquet")
+    again = measurements.read(tmp_path / "rows.parquet").table
+    pd.testing.assert_frame_equal(again, measurements.read(path).table, check_dtype=False)
     with pytest.raises(ConfigError, match="Inference \\(avg\\)"):
         (tmp_path / "empty.txt").write_text("nothing")
         importers.from_tflite_benchmark(tmp_path / "empty.txt", "m", "cpu.gold")
