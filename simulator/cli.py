@@ -9,6 +9,7 @@ Commands::
     socsim validate [--out DIR] [--group G] [--check PATTERN]
     socsim list socs|policies|models|importers|governors|checks
     socsim import FORMAT INPUT -o OUT [--option key=value ...]
+    socsim calibrate BASE_SOC MEASUREMENTS... -o NEW_SOC.yaml [--params ...]  (plugin command)
 
 Bad input (a :class:`~simulator.errors.ConfigError`) prints one line
 ``socsim: error: <file>: <yaml path>: <message>`` and exits with status 2;
@@ -421,13 +422,22 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--option", action="append", metavar="KEY=VALUE",
                      help="importer option (repeatable)")
     imp.set_defaults(func=cmd_import)
+
+    # commands from plugins (socsim.commands entry points: socsim calibrate, ...)
+    from .registry import COMMANDS
+
+    for name in COMMANDS.names():
+        command = COMMANDS.get(name)
+        sub = commands.add_parser(name, help=command.help, description=command.description)
+        command.add_arguments(sub)
+        sub.set_defaults(func=command.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``socsim``; returns the exit status."""
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
     except ConfigError as err:
         _stderr(f"socsim: error: {err}")

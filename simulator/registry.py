@@ -24,7 +24,8 @@ here: :data:`MODELS` (name -> ``builder(**options) -> workloads.graph.Graph``),
 :data:`WORKLOADS` (name -> ``generate(model, mode=, batch=, precision=,
 **options) -> Trace``; ``zoo`` is the model zoo's) and :data:`IMPORTERS`
 (name -> ``importer(input_path, output_path, **options) -> list[Path]``, with
-a ``description``). Policies, governors and checks have theirs next to their
+a ``description``) and :data:`COMMANDS` (name -> :class:`Command`: a ``socsim``
+sub-command a study package contributes, e.g. ``socsim calibrate``). Policies, governors and checks have theirs next to their
 interfaces (:data:`simulator.policy.POLICIES`,
 :data:`simulator.engine.dvfs.GOVERNORS`, :data:`simulator.checks.CHECKS`).
 """
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
@@ -115,3 +117,23 @@ class Registry(Generic[T]):
 MODELS: Registry[Callable[..., Any]] = Registry("model", "socsim.models")
 WORKLOADS: Registry[Callable[..., Any]] = Registry("workload generator", "socsim.workloads")
 IMPORTERS: Registry[Callable[..., Any]] = Registry("importer", "socsim.importers")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A ``socsim`` sub-command from a plugin.
+
+    Attributes:
+        help: one line for ``socsim --help``.
+        description: the command's ``--help`` text.
+        add_arguments: ``(argparse parser) -> None``.
+        run: ``(parsed args) -> exit status``; bad input raises ConfigError.
+    """
+
+    help: str
+    description: str
+    add_arguments: Callable[[Any], None]
+    run: Callable[[Any], int]
+
+
+COMMANDS: Registry[Command] = Registry("command", "socsim.commands")

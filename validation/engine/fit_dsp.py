@@ -1,6 +1,8 @@
 """Fit the Hexagon 698 (SD865) DSP to Mandheling's DSP measurements.
 
-Three parameters, fitted jointly by least squares on log error:
+Three parameters, fitted jointly by least squares on log error (the project's
+fitting engine, :func:`validation.fitting.least_squares_log`, in log space within
+physical bounds):
 
 * conv efficiency (fraction of the HVX INT8 peak a convolution reaches),
 * dispatch overhead (FastRPC call + graph step per op),
@@ -16,10 +18,10 @@ Run: ``python -m validation.engine.fit_dsp``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
 
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
+from validation.fitting import least_squares_log
 from validation.mandheling import refs
 from validation.micro import conv_row, kernel_row
 
@@ -54,16 +56,15 @@ def fit(soc_name: str = "snapdragon865") -> dict[str, float]:
     rows = [row for row, _ in cells]
     reference = np.array([ms for _, ms in cells])
 
-    def loss(x: np.ndarray) -> float:
+    def residuals(x: np.ndarray) -> np.ndarray:
         efficiency, overhead_ms, dram_mbs = x
-        if not (0.01 < efficiency <= 1 and overhead_ms > 0 and dram_mbs > 0):
-            return 1e9
         sim = predict(soc, rows, efficiency, overhead_ms * 1e-3, dram_mbs * 1e6)
-        return float(np.sum(np.log(sim / reference) ** 2))
+        return np.log(sim / reference)
 
     start = [soc.dsp.efficiency.get("conv", 0.3), soc.dsp.dispatch_overhead * 1e3,
              (soc.dsp.dram_bandwidth or 1e9) / 1e6]
-    best = minimize(loss, start, method="Nelder-Mead").x
+    # a fraction of the HVX peak; a positive per-op cost (ms) and DRAM path (MB/s)
+    best = least_squares_log(residuals, start, [0.01, 1e-6, 1.0], [1.0, 1e3, 1e6])
     sim = predict(soc, rows, best[0], best[1] * 1e-3, best[2] * 1e6)
     errors = np.abs(sim - reference) / reference * 100
     return {"conv_efficiency": best[0], "dispatch_overhead_ms": best[1],

@@ -35,12 +35,12 @@ import argparse
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from simulator.engine.simulation import simulate
 from simulator.library import load_soc
 from simulator.spec.experiment import ExperimentSpec
 from simulator.spec.soc import LibrarySpec, SocSpec
+from validation.fitting import least_squares_log
 from validation.mandheling import refs
 
 SOC = "snapdragon888"
@@ -226,8 +226,8 @@ def _fit_time(soc: SocSpec, efficiency: dict, parallel: dict) -> tuple[dict, dic
     x0 = [efficiency[n] for n in names] + [parallel[n] for n in PARALLEL_NAMES]
     lower = [0.01] * 8 + [0.05] * 4
     upper = [1.0] * 12
-    x = least_squares(time_residuals, np.clip(x0, lower, upper), bounds=(lower, upper),
-                      diff_step=0.01, max_nfev=400).x
+    x = least_squares_log(time_residuals, x0, lower, upper, log=False, diff_step=0.01,
+                          max_nfev=400)
     return dict(zip(names, x[:8])), dict(zip(PARALLEL_NAMES, x[8:]))
 
 
@@ -270,8 +270,8 @@ def _fit_energy(soc: SocSpec, efficiency: dict, parallel: dict, power: dict) -> 
     y0 = [power[n] for n in POWER_NAMES]
     # base: an awake SoC with the screen off draws at least ~0.1 W (uncore, PMIC, DRAM)
     lower, upper = [0.05, 0.05, 0.05, BASE_FLOOR_W, 0.2], [5.0, 5.0, 5.0, 5.0, 1.0]
-    y = least_squares(energy_residuals, np.clip(y0, lower, upper), bounds=(lower, upper),
-                      diff_step=0.02, max_nfev=60).x
+    y = least_squares_log(energy_residuals, y0, lower, upper, log=False, diff_step=0.02,
+                          max_nfev=60)
     return dict(zip(POWER_NAMES, y))
 
 

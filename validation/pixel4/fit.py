@@ -8,6 +8,7 @@ import pandas as pd
 from simulator.library import load_soc
 from simulator.spec.soc import SocSpec
 from simulator.trace import Trace
+from validation.fitting import least_squares_log
 from validation.pixel4.data import CONFIGS, SOC, TARGETS, Calibration, Config
 from validation.pixel4.fast_model import FastCase
 from validation.pixel4.params import GPU_PARAMS, PARAM_NAMES, PARAMS, apply_params
@@ -35,23 +36,19 @@ class Fitter:
         return np.array([self.cases[k].latency(soc) for k in keys])
 
     def fit(self, models: list[str] | None = None) -> dict[str, float]:
-        """Least squares on log(simulated / measured) from :data:`PARAMS` starts."""
-        from scipy.optimize import least_squares
-
+        """Least squares on log(simulated / measured) from :data:`PARAMS` starts
+        (:func:`validation.fitting.least_squares_log`)."""
         keys = self.keys(models)
         derived = self.derived if models is None else fit_gpu_ops(self.cal, self.soc, models)
         base = self.soc if models is None else apply_params(self.soc, derived)
         measured = np.array([self.cal.measured.at[m, c] for m, c in keys])
-        upper = np.array([0.0 if p.bounded else np.inf for p in PARAMS])
-        start = np.minimum(np.log([p.start for p in PARAMS]), upper - 1e-6)
 
-        def residuals(x: np.ndarray) -> np.ndarray:
-            soc = apply_params(base, dict(zip(PARAM_NAMES, np.exp(x))))
+        def residuals(values: np.ndarray) -> np.ndarray:
+            soc = apply_params(base, dict(zip(PARAM_NAMES, values)))
             return np.log(self.predict(soc, keys) / measured)
 
-        result = least_squares(residuals, start, bounds=(np.full(len(PARAMS), -np.inf), upper),
-                               diff_step=1e-4)
-        return {**dict(zip(PARAM_NAMES, np.exp(result.x))), **derived}
+        values = least_squares_log(residuals, [p.start for p in PARAMS], *_bounds(PARAMS))
+        return {**dict(zip(PARAM_NAMES, values)), **derived}
 
     def errors(self, soc: SocSpec, models: list[str] | None = None) -> pd.DataFrame:
         """Signed % error per model (rows) and config (columns), fast model."""
@@ -97,8 +94,6 @@ def fit_gpu_ops(cal: Calibration, soc: SocSpec | None = None,
     latencies of ``models`` (default: the calibration set): least squares on
     log(simulated / measured) over every listed operator, each costed by the cost
     model alone (top OPP)."""
-    from scipy.optimize import least_squares
-
     soc = soc or load_soc(SOC)
     gpu = Config("gpu-ops", "", "gpu", 1, "fp32")
     cases, measured = [], []
@@ -109,16 +104,18 @@ def fit_gpu_ops(cal: Calibration, soc: SocSpec | None = None,
             measured.append(latencies * 1e-6)
     measured = np.concatenate(measured)
     names = [p.name for p in GPU_PARAMS]
-    upper = np.array([0.0 if p.bounded else np.inf for p in GPU_PARAMS])
-    start = np.minimum(np.log([p.start for p in GPU_PARAMS]), upper - 1e-6)
 
-    def residuals(x: np.ndarray) -> np.ndarray:
-        fitted = apply_params(soc, dict(zip(names, np.exp(x))))
+    def residuals(values: np.ndarray) -> np.ndarray:
+        fitted = apply_params(soc, dict(zip(names, values)))
         return np.log(np.concatenate([c.durations(fitted) for c in cases]) / measured)
 
-    result = least_squares(residuals, start, bounds=(np.full(len(names), -np.inf), upper),
-                           diff_step=1e-4)
-    return dict(zip(names, np.exp(result.x)))
+    return dict(zip(names, least_squares_log(residuals, [p.start for p in GPU_PARAMS],
+                                             *_bounds(GPU_PARAMS))))
+
+
+def _bounds(params) -> tuple[list[float], list[float]]:
+    """Fractions in (0, 1], everything else positive."""
+    return [0.0] * len(params), [1.0 if p.bounded else np.inf for p in params]
 
 
 # -- engine tables --------------------------------------------------------------

@@ -21,11 +21,11 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from simulator.library import load_soc
 from simulator.spec.soc import SocSpec
 from validation import training
+from validation.fitting import least_squares_log
 
 CLUSTERS = ("prime", "gold")
 LIBRARY = "mnn"
@@ -77,17 +77,17 @@ def fit() -> dict[str, float]:
         sim, ref = rows(with_parameters(soc, x[0] * 1e-6, x[1]))
         return np.log(sim / ref)
 
-    time = least_squares(time_residuals, start, bounds=([0, 0.05], [1000, 2]),
-                         diff_step=1e-3, xtol=1e-4)
-    overhead_s, speed = time.x[0] * 1e-6, time.x[1]
+    time = least_squares_log(time_residuals, start, [0, 0.05], [1000, 2], log=False,
+                             diff_step=1e-3, xtol=1e-4)
+    overhead_s, speed = time[0] * 1e-6, time[1]
 
     def energy_residuals(x):
         sim, ref = rows(with_parameters(soc, overhead_s, speed, x[0]), energy=True)
         return np.log(sim / ref)
 
-    energy = least_squares(energy_residuals, [1.0], bounds=([0.1], [10]), diff_step=1e-3,
-                           xtol=1e-4)
-    return {"dispatch_overhead_us": overhead_s * 1e6, "speed": speed, "power": energy.x[0]}
+    energy = least_squares_log(energy_residuals, [1.0], [0.1], [10], log=False,
+                               diff_step=1e-3, xtol=1e-4)
+    return {"dispatch_overhead_us": overhead_s * 1e6, "speed": speed, "power": energy[0]}
 
 
 def main() -> None:
