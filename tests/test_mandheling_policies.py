@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import simulator
@@ -176,8 +178,9 @@ def test_every_weighted_layer_rescales_in_all_three_passes_and_once_per_gradient
         mandheling_runs):
     full, none = mandheling_runs
     label = none.kernels["label"].str.replace(r"^[^:]*:|\[.*$", "", regex=True)
-    sites = set(label[label.str.endswith(".shift")].str.replace(r"(\.mb\d+)?\.shift$", "",
-                                                                 regex=True))
+    # a Shift, or on the DSP the operator's re-run with the found range (Hexagon NN)
+    shift = r"(?:\.mb\d+)?\.shift(?:\.rerun(?:\.mb\d+)?)?$"
+    sites = set(label[label.str.contains(shift)].str.replace(shift, "", regex=True))
     layers = {s.rsplit(".", 1)[0] for s in sites}
     assert len(layers) == 9  # VGG-11: 8 convs and the classifier
     for layer in layers:
@@ -190,6 +193,21 @@ def test_every_weighted_layer_rescales_in_all_three_passes_and_once_per_gradient
     for run in (full, none):
         assert not run.kernels["label"].str.contains(
             r"bwd_weight\.(?:reduce_max|shift)\.mb\d").any()
+
+
+def test_a_rescaling_site_with_its_operator_on_the_dsp_reruns_the_operator_there(
+        mandheling_runs):
+    _, none = mandheling_runs  # every batch rescales
+    label = none.kernels["label"].str.replace(r"^[^:]*:|\[.*$", "", regex=True)
+    on_dsp = none.kernels["processor"] == "dsp"
+    operators = set(label[on_dsp].str.replace(r"\.mb\d+$", "", regex=True))
+    everywhere = set(label.str.replace(r"\.mb\d+$", "", regex=True))
+    sites = {op for op in operators if op.endswith((".fwd", ".bwd_data", ".bwd_weight"))
+             and f"{op}.reduce_max" in everywhere}
+    assert len(sites) >= 5
+    for op in sites:  # ReduceMax and the re-run follow the operator to the DSP
+        assert f"{op}.shift.rerun" in operators, op
+        assert not label.str.fullmatch(rf"{re.escape(op)}(?:\.mb\d+)?\.shift").any(), op
 
 
 def test_mnn_gpu_trains_mnns_own_operators_each_a_synchronised_kernel():

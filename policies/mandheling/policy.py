@@ -43,6 +43,7 @@ from .rescaling import (
     add_static_alternatives,
     find_groups,
     rescale_schedule,
+    retry_rows,
 )
 from .rows import Rewrite, assemble
 from .subgraph_reuse import (
@@ -116,17 +117,28 @@ class Mandheling(Policy):
         pin_frequency(self.context, job.device, self.cpu_freq)
         pool = thread_pool(specs, self.cpu, self.library)
         rewrite = Rewrite(integer_trace(job, self.algorithm, require_dsp_support=True))
-        groups = find_groups(rewrite) if self.adaptive_rescaling else []
+        sites = find_groups(rewrite)
+        groups = sites if self.adaptive_rescaling else []
+        library = dsp.libraries.get(self.library)
+        # on a library that re-runs an operator whose range it does not know, a
+        # rescaling site's Shift on the DSP is that re-run (rescaling.retry_form)
+        retry = retry_rows(rewrite, sites) if library is not None and library.range_retry \
+            else {}
 
-        target, splits = self._place(job, rewrite, pool, dsp.units)
-        part_ids = self._split(rewrite, splits, groups, target)
+        layers, schedule = self._rescale_schedule(job, groups)
+        # a site rescales in a share of the batches: the placement weighs its cost so
+        share = {g.shift[0]: float(schedule[layers.index(g.layer)].mean()) if groups else 1.0
+                 for g in sites}
+        target, splits = self._place(job, rewrite, pool, dsp.units, retry, sites, share)
+        rewrite.records = [retry[r["id"]] if r["id"] in retry and target[r["id"]] == DSP
+                           else r for r in rewrite.records]
+        part_ids = self._split(rewrite, splits, sites, target)
         origin = {p: kid for kid, ids in part_ids.items() for p in ids}
         alternatives: set[int] = set()
         if groups:
             add_static_alternatives(rewrite, groups, target)
             alternatives = {i for group in groups for i in group.static}
         subgraphs = find_subgraphs(rewrite, target, alternatives, origin=origin)
-        library = dsp.libraries.get(self.library)
         setup = library.graph_setup if library is not None and library.graph_setup else 0.0
         per_graph = (library.subgraph_setup or 0.0) if library is not None else 0.0
         add_preparation(rewrite, subgraphs, target, setup, per_subgraph=per_graph)
@@ -146,7 +158,7 @@ class Mandheling(Policy):
         rows_of = {kid: [trace.index_of[p] for p in parts] for kid, parts in parts_of.items()}
         prepared = residency([s.memory for s in subgraphs], dsp.memory_budget
                              if self.subgraph_reuse else 0.0)
-        skip = _Skips(self, job, groups, subgraphs, prepared, rows_of)
+        skip = _Skips(groups, subgraphs, prepared, rows_of, layers, schedule)
         self.summary = {
             "dsp_kernels": float(sum(p.processor == DSP for p in placements)),
             "cpu_kernels": float(sum(p.processor != DSP for p in placements)),
@@ -157,9 +169,33 @@ class Mandheling(Policy):
         }
         return Plan(placements, trace=trace, skip=skip)
 
-    def _place(self, job: Job, rewrite: Rewrite, pool, dsp_units: int
+    def _rescale_schedule(self, job: Job, groups: list[RescaleGroup]
+                          ) -> tuple[list[str], np.ndarray]:
+        """The weighted layers of the rescale groups and whether each rescales in
+        each batch of the job (a seeded scale process per layer, the f/2 rule)."""
+        layers = sorted({g.layer for g in groups})
+        batches = self.start_batch + job.iterations
+        rng = self.context.rng
+        process = ScaleProcess()
+        schedule = np.zeros((len(layers), job.iterations), dtype=bool)
+        for index in range(len(layers)):
+            changed = process.changes(rng, batches)
+            phase = int(rng.integers(1, PERIOD))
+            schedule[index] = rescale_schedule(changed, WINDOW, PERIOD,
+                                               phase)[self.start_batch:]
+        return layers, schedule
+
+    def _place(self, job: Job, rewrite: Rewrite, pool, dsp_units: int,
+               retry: dict[int, dict], sites: list[RescaleGroup], share: dict[int, float]
                ) -> tuple[dict[int, str], dict[int, int]]:
-        """Profile every kernel; return its target and the splits of DSP kernels."""
+        """Profile every kernel; return its target and the splits of DSP kernels.
+
+        With ``retry`` (Shift id -> its re-run form, a ``range_retry`` library) a
+        rescaling site is one unit on the DSP: the library's operator runs, finds
+        its maximum and runs again, so its ReduceMax and Shift (the re-run) are
+        charged to the operator there and follow it to whichever side it runs; the
+        re-run is also the static version, so a site rescaling in a ``share`` of
+        the batches costs the re-run plus that share of the first run."""
         ctx = self.context
         records = rewrite.records
         cpu_cost = [pool_duration(ctx, job, r, pool) for r in records]
@@ -168,12 +204,19 @@ class Mandheling(Policy):
             def latency(row, _ctx=ctx):
                 return _ctx.duration(job, row, DSP, dsp_units, self.library)
 
+            on_dsp = retry.get(record["id"], record)
             if self.batch_splitting:
-                n, seconds = best_split(record, latency, self.split_threshold)
+                n, seconds = best_split(on_dsp, latency, self.split_threshold)
             else:
-                n, seconds = 1, latency(record)
+                n, seconds = 1, latency(on_dsp)
             parts.append(n)
             dsp_cost.append(seconds)
+        index = {r["id"]: i for i, r in enumerate(records)}
+        units = [(index[g.compute[0]], index[g.reduce_max[0]], index[g.shift[0]],
+                  share[g.shift[0]]) for g in sites if g.shift[0] in retry]
+        for op, rmax, shift, rescaled in units:
+            dsp_cost[op] = rescaled * (dsp_cost[op] + dsp_cost[rmax]) + dsp_cost[shift]
+            dsp_cost[rmax] = dsp_cost[shift] = 0.0
         if self.co_scheduling:
             name = pool[0][0].processor
             by_id = rewrite.by_id()
@@ -190,6 +233,8 @@ class Mandheling(Policy):
                 if w == CPU and np.isinf(c):
                     raise ConfigError(f"kernel {records[i]['name']!r} runs on neither the "
                                       "CPU nor the DSP")
+        for op, rmax, shift, _ in units:
+            where[rmax] = where[shift] = where[op]
         target = {r["id"]: w for r, w in zip(records, where)}
         splits = {r["id"]: n for r, w, n in zip(records, where, parts) if w == DSP and n > 1}
         return target, splits
@@ -289,26 +334,16 @@ class _Skips:
     """The plan's conditional kernels per iteration: preparation of subgraphs still
     prepared, and per rescale group the version (dynamic or static) not used."""
 
-    def __init__(self, policy: Mandheling, job: Job, groups: list[RescaleGroup], subgraphs,
-                 prepared: list[set[int]], rows_of: dict[int, list[int]]):
+    def __init__(self, groups: list[RescaleGroup], subgraphs, prepared: list[set[int]],
+                 rows_of: dict[int, list[int]], layers: list[str], schedule: np.ndarray):
         def rows(ids) -> frozenset[int]:
             return frozenset(r for kid in ids for r in rows_of[kid])
 
         self._prepared = prepared
         self._prepare_rows = [rows([s.prepare]) for s in subgraphs]
-        layers = sorted({g.layer for g in groups})
         self.static_rows = [rows(g.static) for g in groups]
         self.dynamic_rows = [rows([*g.compute, *g.reduce_max, *g.shift]) for g in groups]
         self.group_layer = [layers.index(g.layer) for g in groups]
-        batches = policy.start_batch + job.iterations
-        rng = policy.context.rng
-        process = ScaleProcess()
-        schedule = np.zeros((len(layers), job.iterations), dtype=bool)
-        for index in range(len(layers)):
-            changed = process.changes(rng, batches)
-            phase = int(rng.integers(1, PERIOD))
-            schedule[index] = rescale_schedule(changed, WINDOW, PERIOD,
-                                               phase)[policy.start_batch:]
         self.schedule = schedule
         self.rescale_fraction = float(schedule.mean()) if len(layers) else 1.0
         self._cache: dict[tuple, frozenset[int]] = {}
