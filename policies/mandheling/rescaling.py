@@ -159,7 +159,9 @@ def add_static_alternatives(rewrite: Rewrite, groups: list[RescaleGroup],
                             target: dict[int, str]) -> None:
     """Add each group's static-scale kernels (one per operator kernel), placed
     like them: INT8 output, the shift's work fused in, the same inputs; the
-    shift's dependants wait for them too (one of the two versions is skipped)."""
+    shift's dependants wait for them too (one of the two versions is skipped).
+    A group whose Shift is a re-run (:func:`retry_form`) already has the static
+    kernels' form, split as the profiling found best: its copies are used."""
     by_id = rewrite.by_id()
     position = {record["id"]: i for i, record in enumerate(rewrite.records)}
     inserts: dict[int, list[dict]] = {}
@@ -167,16 +169,19 @@ def add_static_alternatives(rewrite: Rewrite, groups: list[RescaleGroup],
         # the Shift as the trace gave it (its kernels may since be a re-run, split)
         shift_flops, int8_bytes = group.shift_flops, group.int8_bytes
         parts = [by_id[i] for i in group.compute]
+        reruns = [by_id[i] for i in group.shift]
+        rerun = all(r["op"] in _COMPUTE for r in reruns)
         total_flops = sum(p["flops"] for p in parts) or 1.0
         int32_bytes = sum(p["bytes_out"] for p in parts) or 1.0
         previous = None
-        for part in parts:
+        for part in (reruns if rerun else parts):
             alt = dict(part)
             alt["id"] = rewrite.new_id()
             alt["name"] = f"{part['name']}.static"
-            alt["flops"] = part["flops"] + shift_flops * part["flops"] / total_flops
-            alt["bytes_out"] = part["bytes_out"] * int8_bytes / int32_bytes
-            alt["deps"] = part["deps"] if previous is None else (previous,)
+            if not rerun:
+                alt["flops"] = part["flops"] + shift_flops * part["flops"] / total_flops
+                alt["bytes_out"] = part["bytes_out"] * int8_bytes / int32_bytes
+            alt["deps"] = parts[0]["deps"] if previous is None else (previous,)
             target[alt["id"]] = target[part["id"]]
             group.static.append(alt["id"])
             inserts.setdefault(position[group.shift[-1]], []).append(alt)
