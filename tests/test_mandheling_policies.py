@@ -114,7 +114,8 @@ def test_mandheling_puts_integer_work_on_the_dsp_and_fp32_work_on_the_cpu(mandhe
     on_dsp = kernels[kernels["processor"] == "dsp"]
     # conv operators (their micro-batches, static versions and thread parts as one)
     operator = kernels["label"].str.extract(r":([\w.]*conv\d\.(?:fwd|bwd_data|bwd_weight))"
-                                            r"(?:\.mb\d+)?(?:\.static)?(?:\[|$)")[0]
+                                            r"(?:\.mb\d+)?(?:\.shift\.rerun)?(?:\.mb\d+)?"
+                                            r"(?:\.static)?(?:\[|$)")[0]
     convs = kernels.assign(operator=operator).dropna(subset=["operator"])
     dsp_operators = set(convs.loc[convs["processor"] == "dsp", "operator"])
     # the DP keeps the cheap-on-the-CPU ends (the 32x32 forward convs, the small last
