@@ -82,6 +82,9 @@ class Mandheling(Policy):
             the later phase).
         split_threshold: how much worse per sample an operator must be at the
             full batch to count as abnormal.
+        scale_seed: seed of the layers' scale-factor processes (None: the run's
+            random stream). Runs that should see the same training (the steps of
+            an ablation) share it.
     """
 
     name = "mandheling"
@@ -94,7 +97,8 @@ class Mandheling(Policy):
                  cpu_freq: CpuFreq = "governor",
                  algorithm: str = "niti", library: str = "mnn",
                  start_batch: NonNegativeInt = 500,
-                 split_threshold: Annotated[float, Field(ge=1)] = 1.5):
+                 split_threshold: Annotated[float, Field(ge=1)] = 1.5,
+                 scale_seed: NonNegativeInt | None = None):
         self.co_scheduling = co_scheduling
         self.adaptive_rescaling = adaptive_rescaling
         self.batch_splitting = batch_splitting
@@ -106,6 +110,7 @@ class Mandheling(Policy):
         self.library = library
         self.start_batch = start_batch
         self.split_threshold = split_threshold
+        self.scale_seed = scale_seed
         self.summary: dict[str, float] = {}
 
     # -- the plan -----------------------------------------------------------
@@ -125,9 +130,10 @@ class Mandheling(Policy):
         retry = retry_rows(rewrite, sites) if library is not None and library.range_retry \
             else {}
 
-        layers, schedule = self._rescale_schedule(job, groups)
-        # a site rescales in a share of the batches: the placement weighs its cost so
-        share = {g.shift[0]: float(schedule[layers.index(g.layer)].mean()) if groups else 1.0
+        layers, schedule, long_run = self._rescale_schedule(job, groups)
+        # a site rescales in a share of the batches (over a whole measurement period,
+        # not only this job's): the placement weighs its cost so
+        share = {g.shift[0]: float(long_run[layers.index(g.layer)]) if groups else 1.0
                  for g in sites}
         target, splits = self._place(job, rewrite, pool, dsp.units, retry, sites, share)
         rewrite.records = [retry[r["id"]] if r["id"] in retry and target[r["id"]] == DSP
@@ -170,20 +176,24 @@ class Mandheling(Policy):
         return Plan(placements, trace=trace, skip=skip)
 
     def _rescale_schedule(self, job: Job, groups: list[RescaleGroup]
-                          ) -> tuple[list[str], np.ndarray]:
-        """The weighted layers of the rescale groups and whether each rescales in
-        each batch of the job (a seeded scale process per layer, the f/2 rule)."""
+                          ) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The weighted layers of the rescale groups, whether each rescales in
+        each batch of the job (a seeded scale process per layer, the f/2 rule), and
+        the share of batches each rescales in over a whole period from the job's
+        first batch."""
         layers = sorted({g.layer for g in groups})
-        batches = self.start_batch + job.iterations
-        rng = self.context.rng
+        horizon = max(job.iterations, PERIOD)
+        batches = self.start_batch + horizon
+        rng = self.context.rng if self.scale_seed is None else np.random.default_rng(
+            self.scale_seed)
         process = ScaleProcess()
-        schedule = np.zeros((len(layers), job.iterations), dtype=bool)
+        schedule = np.zeros((len(layers), horizon), dtype=bool)
         for index in range(len(layers)):
             changed = process.changes(rng, batches)
             phase = int(rng.integers(1, PERIOD))
             schedule[index] = rescale_schedule(changed, WINDOW, PERIOD,
                                                phase)[self.start_batch:]
-        return layers, schedule
+        return layers, schedule[:, :job.iterations], schedule[:, :PERIOD].mean(axis=1)
 
     def _place(self, job: Job, rewrite: Rewrite, pool, dsp_units: int,
                retry: dict[int, dict], sites: list[RescaleGroup], share: dict[int, float]
