@@ -225,7 +225,8 @@ class Mandheling(Policy):
         units = [(index[g.compute[0]], index[g.reduce_max[0]], index[g.shift[0]],
                   share[g.shift[0]]) for g in sites if g.shift[0] in retry]
         for op, rmax, shift, rescaled in units:
-            dsp_cost[op] = rescaled * (dsp_cost[op] + dsp_cost[rmax]) + dsp_cost[shift]
+            first = dsp_cost[op] + dsp_cost[rmax]  # the re-run is the static version
+            dsp_cost[op] = (rescaled * first if rescaled > 0 else 0.0) + dsp_cost[shift]
             dsp_cost[rmax] = dsp_cost[shift] = 0.0
         if self.co_scheduling:
             name = pool[0][0].processor
