@@ -12,7 +12,9 @@ the paper's ablation):
    cost (:mod:`.co_scheduling`), else every DSP-capable operator on the DSP;
    the DSP-abnormal operators placed on the DSP are then split;
 4. with ``adaptive_rescaling`` a static-scale alternative for every rescaling
-   site, chosen per batch by the f/2 rule (:mod:`.rescaling`);
+   site, chosen per batch by the f/2 rule (:mod:`.rescaling`); on a DSP library
+   that re-runs an operator whose range it does not know (``range_retry``), a
+   site on the DSP rescales by running its operator again;
 5. DSP subgraphs and their preparation, every batch or, with
    ``subgraph_reuse``, once while they fit the DSP memory (:mod:`.subgraph_reuse`);
 6. the order: one operator at a time, or with ``parallel`` CPU and DSP
