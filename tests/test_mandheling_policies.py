@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import simulator
@@ -95,9 +97,10 @@ def test_each_batch_runs_a_layer_either_static_or_rescaling_never_both(mandhelin
     full, _ = mandheling_runs
     label = full.kernels["label"].str.replace(r"^[^:]*:|\[.*$", "", regex=True)
     kernels = full.kernels.assign(
-        operator=label.str.replace(r"\.(?:mb\d+|static|reduce_max|shift)", "", regex=True),
-        static=label.str.endswith(".static"),
-        rescale=label.str.contains(r"\.(?:reduce_max|shift)"))
+        operator=label.str.replace(r"\.(?:mb\d+|static|reduce_max|shift|rerun)", "",
+                                   regex=True),
+        static=label.str.endswith(".static"),  # on the DSP: copies of the re-run
+        rescale=label.str.contains(r"\.(?:reduce_max|shift)") & ~label.str.endswith(".static"))
     assert kernels["static"].any()
     for iteration, frame in kernels.groupby("iteration"):
         both = set(frame.loc[frame["static"], "operator"]) & set(
@@ -111,7 +114,8 @@ def test_mandheling_puts_integer_work_on_the_dsp_and_fp32_work_on_the_cpu(mandhe
     on_dsp = kernels[kernels["processor"] == "dsp"]
     # conv operators (their micro-batches, static versions and thread parts as one)
     operator = kernels["label"].str.extract(r":([\w.]*conv\d\.(?:fwd|bwd_data|bwd_weight))"
-                                            r"(?:\.mb\d+)?(?:\.static)?(?:\[|$)")[0]
+                                            r"(?:\.mb\d+)?(?:\.shift\.rerun)?(?:\.mb\d+)?"
+                                            r"(?:\.static)?(?:\[|$)")[0]
     convs = kernels.assign(operator=operator).dropna(subset=["operator"])
     dsp_operators = set(convs.loc[convs["processor"] == "dsp", "operator"])
     # the DP keeps the cheap-on-the-CPU ends (the 32x32 forward convs, the small last
@@ -176,8 +180,9 @@ def test_every_weighted_layer_rescales_in_all_three_passes_and_once_per_gradient
         mandheling_runs):
     full, none = mandheling_runs
     label = none.kernels["label"].str.replace(r"^[^:]*:|\[.*$", "", regex=True)
-    sites = set(label[label.str.endswith(".shift")].str.replace(r"(\.mb\d+)?\.shift$", "",
-                                                                 regex=True))
+    # a Shift, or on the DSP the operator's re-run with the found range (Hexagon NN)
+    shift = r"(?:\.mb\d+)?\.shift(?:\.rerun(?:\.mb\d+)?)?$"
+    sites = set(label[label.str.contains(shift)].str.replace(shift, "", regex=True))
     layers = {s.rsplit(".", 1)[0] for s in sites}
     assert len(layers) == 9  # VGG-11: 8 convs and the classifier
     for layer in layers:
@@ -190,6 +195,21 @@ def test_every_weighted_layer_rescales_in_all_three_passes_and_once_per_gradient
     for run in (full, none):
         assert not run.kernels["label"].str.contains(
             r"bwd_weight\.(?:reduce_max|shift)\.mb\d").any()
+
+
+def test_a_rescaling_site_with_its_operator_on_the_dsp_reruns_the_operator_there(
+        mandheling_runs):
+    _, none = mandheling_runs  # every batch rescales
+    label = none.kernels["label"].str.replace(r"^[^:]*:|\[.*$", "", regex=True)
+    on_dsp = none.kernels["processor"] == "dsp"
+    operators = set(label[on_dsp].str.replace(r"\.mb\d+$", "", regex=True))
+    everywhere = set(label.str.replace(r"\.mb\d+$", "", regex=True))
+    sites = {op for op in operators if op.endswith((".fwd", ".bwd_data", ".bwd_weight"))
+             and f"{op}.reduce_max" in everywhere}
+    assert len(sites) >= 5
+    for op in sites:  # ReduceMax and the re-run follow the operator to the DSP
+        assert f"{op}.shift.rerun" in operators, op
+        assert not label.str.fullmatch(rf"{re.escape(op)}(?:\.mb\d+)?\.shift").any(), op
 
 
 def test_mnn_gpu_trains_mnns_own_operators_each_a_synchronised_kernel():

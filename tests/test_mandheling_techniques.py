@@ -17,6 +17,7 @@ from policies.mandheling.rescaling import (
     add_static_alternatives,
     find_groups,
     rescale_schedule,
+    retry_form,
 )
 from policies.mandheling.rows import Rewrite
 from policies.mandheling.subgraph_reuse import (
@@ -188,6 +189,39 @@ def test_a_split_operator_is_prepared_once_and_holds_its_weights_once():
     (sub,) = find_subgraphs(rewrite, target, set(), origin=origin)
     assert len(sub.kernels) == 5 and sub.operators == 2  # conv (4 parts) + relu
     assert sub.memory == pytest.approx(8e4 + 1e4 + 8e4 + 8e4)  # input, weights, outputs
+
+
+def _niti_site(channels: int, size: int, batch: int) -> tuple[dict, dict, dict]:
+    """A NITI forward rescaling site: the conv writing INT32, its ReduceMax, its Shift."""
+    conv = conv_row(channels, channels, size, batch)
+    conv.update(id=0, bytes_out=4 * conv["bytes_out"])
+    elements = conv["bytes_out"] / 4
+    rmax = dict(conv, id=1, op="reduce_max", flops=elements, bytes_in=conv["bytes_out"],
+                bytes_out=4.0, weight_bytes=0.0, deps="0")
+    shift = dict(conv, id=2, op="shift", flops=2 * elements, bytes_in=conv["bytes_out"],
+                 bytes_out=elements, weight_bytes=0.0, deps="1")
+    return conv, rmax, shift
+
+
+@pytest.mark.parametrize("channels, size", [(64, 32), (512, 4), (512, 2)])
+def test_dynamic_rescaling_on_the_dsp_costs_at_least_twice_the_static_operator(channels, size):
+    # Hexagon NN re-runs an operator whose output range it does not know: the Shift of a
+    # DSP rescaling site is the operator again, so even a compute-bound deep layer (where
+    # writing and re-reading INT32 costs little) pays >= 2x; the re-run is the static version
+    model = CostModel(load_soc("snapdragon865"))
+    conv, rmax, shift = _niti_site(channels, size, 4)
+    rerun = retry_form(conv, shift)
+    assert rerun["flops"] == conv["flops"] + shift["flops"]
+    assert rerun["bytes_out"] == shift["bytes_out"] and rerun["op"] == "conv"
+
+    def ms(row):
+        return model.kernel_cost("dsp", 4, row, library="mnn").duration(500e6) * 1e3
+
+    dynamic = ms(conv) + ms(rmax) + ms(rerun)
+    assert dynamic >= 2 * ms(rerun)
+    # the Shift alone would have been far cheaper than the operator on a deep layer
+    if size <= 4:
+        assert ms(conv) + ms(rmax) + ms(shift) < 1.5 * ms(rerun)
 
 
 def test_a_shift_that_reads_the_int32_tensor_still_forms_a_rescale_group():

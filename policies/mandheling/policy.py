@@ -12,7 +12,9 @@ the paper's ablation):
    cost (:mod:`.co_scheduling`), else every DSP-capable operator on the DSP;
    the DSP-abnormal operators placed on the DSP are then split;
 4. with ``adaptive_rescaling`` a static-scale alternative for every rescaling
-   site, chosen per batch by the f/2 rule (:mod:`.rescaling`);
+   site, chosen per batch by the f/2 rule (:mod:`.rescaling`); on a DSP library
+   that re-runs an operator whose range it does not know (``range_retry``), a
+   site on the DSP rescales by running its operator again;
 5. DSP subgraphs and their preparation, every batch or, with
    ``subgraph_reuse``, once while they fit the DSP memory (:mod:`.subgraph_reuse`);
 6. the order: one operator at a time, or with ``parallel`` CPU and DSP
@@ -43,6 +45,7 @@ from .rescaling import (
     add_static_alternatives,
     find_groups,
     rescale_schedule,
+    retry_rows,
 )
 from .rows import Rewrite, assemble
 from .subgraph_reuse import (
@@ -81,6 +84,9 @@ class Mandheling(Policy):
             the later phase).
         split_threshold: how much worse per sample an operator must be at the
             full batch to count as abnormal.
+        scale_seed: seed of the layers' scale-factor processes (None: the run's
+            random stream). Runs that should see the same training (the steps of
+            an ablation) share it.
     """
 
     name = "mandheling"
@@ -93,7 +99,8 @@ class Mandheling(Policy):
                  cpu_freq: CpuFreq = "governor",
                  algorithm: str = "niti", library: str = "mnn",
                  start_batch: NonNegativeInt = 500,
-                 split_threshold: Annotated[float, Field(ge=1)] = 1.5):
+                 split_threshold: Annotated[float, Field(ge=1)] = 1.5,
+                 scale_seed: NonNegativeInt | None = None):
         self.co_scheduling = co_scheduling
         self.adaptive_rescaling = adaptive_rescaling
         self.batch_splitting = batch_splitting
@@ -105,6 +112,7 @@ class Mandheling(Policy):
         self.library = library
         self.start_batch = start_batch
         self.split_threshold = split_threshold
+        self.scale_seed = scale_seed
         self.summary: dict[str, float] = {}
 
     # -- the plan -----------------------------------------------------------
@@ -116,17 +124,29 @@ class Mandheling(Policy):
         pin_frequency(self.context, job.device, self.cpu_freq)
         pool = thread_pool(specs, self.cpu, self.library)
         rewrite = Rewrite(integer_trace(job, self.algorithm, require_dsp_support=True))
-        groups = find_groups(rewrite) if self.adaptive_rescaling else []
+        sites = find_groups(rewrite)
+        groups = sites if self.adaptive_rescaling else []
+        library = dsp.libraries.get(self.library)
+        # on a library that re-runs an operator whose range it does not know, a
+        # rescaling site's Shift on the DSP is that re-run (rescaling.retry_form)
+        retry = retry_rows(rewrite, sites) if library is not None and library.range_retry \
+            else {}
 
-        target, splits = self._place(job, rewrite, pool, dsp.units)
-        part_ids = self._split(rewrite, splits, groups, target)
+        layers, schedule, long_run = self._rescale_schedule(job, groups)
+        # a site rescales in a share of the batches (over a whole measurement period,
+        # not only this job's): the placement weighs its cost so
+        share = {g.shift[0]: float(long_run[layers.index(g.layer)]) if groups else 1.0
+                 for g in sites}
+        target, splits = self._place(job, rewrite, pool, dsp.units, retry, sites, share)
+        rewrite.records = [retry[r["id"]] if r["id"] in retry and target[r["id"]] == DSP
+                           else r for r in rewrite.records]
+        part_ids = self._split(rewrite, splits, sites, target)
         origin = {p: kid for kid, ids in part_ids.items() for p in ids}
         alternatives: set[int] = set()
         if groups:
             add_static_alternatives(rewrite, groups, target)
             alternatives = {i for group in groups for i in group.static}
         subgraphs = find_subgraphs(rewrite, target, alternatives, origin=origin)
-        library = dsp.libraries.get(self.library)
         setup = library.graph_setup if library is not None and library.graph_setup else 0.0
         per_graph = (library.subgraph_setup or 0.0) if library is not None else 0.0
         add_preparation(rewrite, subgraphs, target, setup, per_subgraph=per_graph)
@@ -146,7 +166,7 @@ class Mandheling(Policy):
         rows_of = {kid: [trace.index_of[p] for p in parts] for kid, parts in parts_of.items()}
         prepared = residency([s.memory for s in subgraphs], dsp.memory_budget
                              if self.subgraph_reuse else 0.0)
-        skip = _Skips(self, job, groups, subgraphs, prepared, rows_of)
+        skip = _Skips(groups, subgraphs, prepared, rows_of, layers, schedule)
         self.summary = {
             "dsp_kernels": float(sum(p.processor == DSP for p in placements)),
             "cpu_kernels": float(sum(p.processor != DSP for p in placements)),
@@ -157,9 +177,37 @@ class Mandheling(Policy):
         }
         return Plan(placements, trace=trace, skip=skip)
 
-    def _place(self, job: Job, rewrite: Rewrite, pool, dsp_units: int
+    def _rescale_schedule(self, job: Job, groups: list[RescaleGroup]
+                          ) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The weighted layers of the rescale groups, whether each rescales in
+        each batch of the job (a seeded scale process per layer, the f/2 rule), and
+        the share of batches each rescales in over a whole period from the job's
+        first batch."""
+        layers = sorted({g.layer for g in groups})
+        horizon = max(job.iterations, PERIOD)
+        batches = self.start_batch + horizon
+        rng = self.context.rng if self.scale_seed is None else np.random.default_rng(
+            self.scale_seed)
+        process = ScaleProcess()
+        schedule = np.zeros((len(layers), horizon), dtype=bool)
+        for index in range(len(layers)):
+            changed = process.changes(rng, batches)
+            phase = int(rng.integers(1, PERIOD))
+            schedule[index] = rescale_schedule(changed, WINDOW, PERIOD,
+                                               phase)[self.start_batch:]
+        return layers, schedule[:, :job.iterations], schedule[:, :PERIOD].mean(axis=1)
+
+    def _place(self, job: Job, rewrite: Rewrite, pool, dsp_units: int,
+               retry: dict[int, dict], sites: list[RescaleGroup], share: dict[int, float]
                ) -> tuple[dict[int, str], dict[int, int]]:
-        """Profile every kernel; return its target and the splits of DSP kernels."""
+        """Profile every kernel; return its target and the splits of DSP kernels.
+
+        With ``retry`` (Shift id -> its re-run form, a ``range_retry`` library) a
+        rescaling site is one unit on the DSP: the library's operator runs, finds
+        its maximum and runs again, so its ReduceMax and Shift (the re-run) are
+        charged to the operator there and follow it to whichever side it runs; the
+        re-run is also the static version, so a site rescaling in a ``share`` of
+        the batches costs the re-run plus that share of the first run."""
         ctx = self.context
         records = rewrite.records
         cpu_cost = [pool_duration(ctx, job, r, pool) for r in records]
@@ -168,12 +216,20 @@ class Mandheling(Policy):
             def latency(row, _ctx=ctx):
                 return _ctx.duration(job, row, DSP, dsp_units, self.library)
 
+            on_dsp = retry.get(record["id"], record)
             if self.batch_splitting:
-                n, seconds = best_split(record, latency, self.split_threshold)
+                n, seconds = best_split(on_dsp, latency, self.split_threshold)
             else:
-                n, seconds = 1, latency(record)
+                n, seconds = 1, latency(on_dsp)
             parts.append(n)
             dsp_cost.append(seconds)
+        index = {r["id"]: i for i, r in enumerate(records)}
+        units = [(index[g.compute[0]], index[g.reduce_max[0]], index[g.shift[0]],
+                  share[g.shift[0]]) for g in sites if g.shift[0] in retry]
+        for op, rmax, shift, rescaled in units:
+            first = dsp_cost[op] + dsp_cost[rmax]  # the re-run is the static version
+            dsp_cost[op] = (rescaled * first if rescaled > 0 else 0.0) + dsp_cost[shift]
+            dsp_cost[rmax] = dsp_cost[shift] = 0.0
         if self.co_scheduling:
             name = pool[0][0].processor
             by_id = rewrite.by_id()
@@ -190,6 +246,8 @@ class Mandheling(Policy):
                 if w == CPU and np.isinf(c):
                     raise ConfigError(f"kernel {records[i]['name']!r} runs on neither the "
                                       "CPU nor the DSP")
+        for op, rmax, shift, _ in units:
+            where[rmax] = where[shift] = where[op]
         target = {r["id"]: w for r, w in zip(records, where)}
         splits = {r["id"]: n for r, w, n in zip(records, where, parts) if w == DSP and n > 1}
         return target, splits
@@ -289,26 +347,16 @@ class _Skips:
     """The plan's conditional kernels per iteration: preparation of subgraphs still
     prepared, and per rescale group the version (dynamic or static) not used."""
 
-    def __init__(self, policy: Mandheling, job: Job, groups: list[RescaleGroup], subgraphs,
-                 prepared: list[set[int]], rows_of: dict[int, list[int]]):
+    def __init__(self, groups: list[RescaleGroup], subgraphs, prepared: list[set[int]],
+                 rows_of: dict[int, list[int]], layers: list[str], schedule: np.ndarray):
         def rows(ids) -> frozenset[int]:
             return frozenset(r for kid in ids for r in rows_of[kid])
 
         self._prepared = prepared
         self._prepare_rows = [rows([s.prepare]) for s in subgraphs]
-        layers = sorted({g.layer for g in groups})
         self.static_rows = [rows(g.static) for g in groups]
         self.dynamic_rows = [rows([*g.compute, *g.reduce_max, *g.shift]) for g in groups]
         self.group_layer = [layers.index(g.layer) for g in groups]
-        batches = policy.start_batch + job.iterations
-        rng = policy.context.rng
-        process = ScaleProcess()
-        schedule = np.zeros((len(layers), job.iterations), dtype=bool)
-        for index in range(len(layers)):
-            changed = process.changes(rng, batches)
-            phase = int(rng.integers(1, PERIOD))
-            schedule[index] = rescale_schedule(changed, WINDOW, PERIOD,
-                                               phase)[policy.start_batch:]
         self.schedule = schedule
         self.rescale_fraction = float(schedule.mean()) if len(layers) else 1.0
         self._cache: dict[tuple, frozenset[int]] = {}

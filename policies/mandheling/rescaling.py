@@ -19,6 +19,14 @@ rescales every ``round(2 / f)`` batches (frequency ``f / 2``) until the next
 window, ``period`` batches later. Layers measure independently: each layer's
 windows start at its own (seeded) phase. Without the technique every batch
 rescales.
+
+On a library whose operators need their output range before they run
+(``range_retry``: Hexagon NN fuses the requantisation into the operator and
+re-runs it when the range it was given is wrong), the dynamic version's Shift
+is not a pass over the INT32 tensor but the operator again with the scale just
+found (:func:`retry_form`): writing the INT32 result and finding its maximum,
+then recomputing, costs the operator twice and more, whatever the layer's
+shape (a compute-bound layer gains nothing from a cheap Shift).
 """
 
 from __future__ import annotations
@@ -94,6 +102,9 @@ class RescaleGroup:
         reduce_max: ids of the ReduceMax kernel(s), the last one the original.
         shift: ids of the Shift kernel(s), the last one the original.
         static: ids of the static-scale alternative kernels.
+        shift_flops: operations of the Shift as the trace gives it (the static
+            version fuses them into the operator).
+        int8_bytes: bytes of the Shift's INT8 output (what the static version writes).
     """
 
     layer: str
@@ -101,6 +112,8 @@ class RescaleGroup:
     reduce_max: list[int]
     shift: list[int]
     static: list[int]
+    shift_flops: float = 0.0
+    int8_bytes: float = 0.0
 
 
 def find_groups(rewrite: Rewrite) -> list[RescaleGroup]:
@@ -120,33 +133,55 @@ def find_groups(rewrite: Rewrite) -> list[RescaleGroup]:
         if shift["op"] != "shift" or not set(shift["deps"]) <= {record["id"], producer["id"]}:
             continue
         groups.append(RescaleGroup(str(producer.get("layer") or producer["name"]),
-                                   [producer["id"]], [record["id"]], [shift["id"]], []))
+                                   [producer["id"]], [record["id"]], [shift["id"]], [],
+                                   float(shift["flops"]), float(shift["bytes_out"])))
     return groups
+
+
+def retry_form(producer: dict, shift: dict) -> dict:
+    """The Shift of a rescaling site on a ``range_retry`` library: the operator
+    run again with the scale the ReduceMax found, the shift fused (INT8 output,
+    as the static version). It keeps the Shift's id and dependencies (the
+    range, and the operator's first run)."""
+    row = dict(producer)
+    row.update(id=shift["id"], name=f"{shift['name']}.rerun", deps=shift["deps"],
+               flops=producer["flops"] + shift["flops"], bytes_out=shift["bytes_out"])
+    return row
+
+
+def retry_rows(rewrite: Rewrite, groups: list[RescaleGroup]) -> dict[int, dict]:
+    """Shift id -> its :func:`retry_form`, for every group (not yet split)."""
+    by_id = rewrite.by_id()
+    return {g.shift[0]: retry_form(by_id[g.compute[0]], by_id[g.shift[0]]) for g in groups}
 
 
 def add_static_alternatives(rewrite: Rewrite, groups: list[RescaleGroup],
                             target: dict[int, str]) -> None:
     """Add each group's static-scale kernels (one per operator kernel), placed
     like them: INT8 output, the shift's work fused in, the same inputs; the
-    shift's dependants wait for them too (one of the two versions is skipped)."""
+    shift's dependants wait for them too (one of the two versions is skipped).
+    A group whose Shift is a re-run (:func:`retry_form`) already has the static
+    kernels' form, split as the profiling found best: its copies are used."""
     by_id = rewrite.by_id()
     position = {record["id"]: i for i, record in enumerate(rewrite.records)}
     inserts: dict[int, list[dict]] = {}
     for group in groups:
-        shifts = [by_id[i] for i in group.shift]  # the whole Shift, all its micro-batches
-        shift_flops = sum(s["flops"] for s in shifts)
-        int8_bytes = sum(s["bytes_out"] for s in shifts)
+        # the Shift as the trace gave it (its kernels may since be a re-run, split)
+        shift_flops, int8_bytes = group.shift_flops, group.int8_bytes
         parts = [by_id[i] for i in group.compute]
+        reruns = [by_id[i] for i in group.shift]
+        rerun = all(r["op"] in _COMPUTE for r in reruns)
         total_flops = sum(p["flops"] for p in parts) or 1.0
         int32_bytes = sum(p["bytes_out"] for p in parts) or 1.0
         previous = None
-        for part in parts:
+        for part in (reruns if rerun else parts):
             alt = dict(part)
             alt["id"] = rewrite.new_id()
             alt["name"] = f"{part['name']}.static"
-            alt["flops"] = part["flops"] + shift_flops * part["flops"] / total_flops
-            alt["bytes_out"] = part["bytes_out"] * int8_bytes / int32_bytes
-            alt["deps"] = part["deps"] if previous is None else (previous,)
+            if not rerun:
+                alt["flops"] = part["flops"] + shift_flops * part["flops"] / total_flops
+                alt["bytes_out"] = part["bytes_out"] * int8_bytes / int32_bytes
+            alt["deps"] = parts[0]["deps"] if previous is None else (previous,)
             target[alt["id"]] = target[part["id"]]
             group.static.append(alt["id"])
             inserts.setdefault(position[group.shift[-1]], []).append(alt)

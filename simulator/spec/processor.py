@@ -191,6 +191,12 @@ class LibrarySpec(Strict):
         stall_levels: memory levels whose traffic stalls the core whatever
             ``memory_overlap`` says (a C66x's L1D misses served by L2 SRAM:
             DMA double buffering hides only the transfers it makes).
+        range_retry: the library's integer operators fuse their requantisation
+            and need their output range before they run; when the range is
+            found at run time (dynamic rescaling) an operator runs, measures its
+            maximum and runs again with it (Hexagon NN's supernode:
+            ``needs_retry``, "max too small, recalculating", XiaoMi/nnlib
+            ``op_supernode_*.c``). Read by policies that rescale at run time.
         source: where the numbers come from (fitted to what).
     """
 
@@ -205,6 +211,7 @@ class LibrarySpec(Strict):
     memory_overlap: Fraction | None = Field(default=None, ge=0, le=1)
     wait_activity: Fraction | None = Field(default=None, ge=0, le=1)
     row_overhead_cycles: float | None = Field(default=None, ge=0)
+    range_retry: bool = False
     source: str | None = None
 
     @field_validator("efficiency")
