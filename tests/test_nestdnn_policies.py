@@ -41,6 +41,14 @@ def test_runs_end_with_the_lifecycle_and_report_their_metrics(runs):
         assert m["inferences"] > 0 and m["frame_rate_fps"] > 0
         assert sum(m[f"time_share_{n}apps_pct"] for n in (1, 2, 3)) == pytest.approx(100.0)
         assert m["energy_storage_j"] > 0  # models were loaded from flash
+        # the neutral frame-rate average: each app's rate over its own goal rate, which
+        # no app beats (L_max is its fastest descendant alone on the processor)
+        assert 0 < m["relative_frame_rate"] <= 1.0
+        apps = [a for a in ("VC", "RI-50", "RI-100", "VS", "VG", "RP")
+                if m.get(f"{a}.serving_s", 0) > 0]
+        served = sum(m[f"{a}.serving_s"] for a in apps)
+        gain = sum(m[f"{a}.serving_s"] * m[f"{a}.accuracy_pct"] for a in apps) / served
+        assert gain - m["accuracy_pct"] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_all_policies_see_the_same_app_mix(runs):
