@@ -19,7 +19,8 @@ Source: Fang, Zeng, Zhang, "NestDNN", MobiCom'18, restated in
   others (docs/nestdnn_flexdnn.md);
 * the paper's headline claims "as much as 4.2 % higher accuracy, 2.0x frame
   rate, 1.7x less energy" over the baseline, as maxima over a reduced alpha
-  sweep of the simulated benchmark (one app schedule; predictions).
+  sweep of the simulated benchmark (one app schedule; predictions; frame rate
+  as ``relative_frame_rate``, the neutral average over apps).
 """
 
 from __future__ import annotations
@@ -134,7 +135,9 @@ def headline() -> dict[str, float]:
     base = results[results["policy.name"] == "nestdnn-baseline"].iloc[0]
     nest = results[results["policy.name"] == "nestdnn-mintotal"]
     return {"accuracy_gain": float(nest["accuracy_gain_pct"].max()),
-            "frame_rate_gain": float((nest["frame_rate_fps"] / base["frame_rate_fps"]).max()),
+            # the neutral average over apps (each app's rate in units of its goal rate)
+            "frame_rate_gain": float((nest["relative_frame_rate"]
+                                      / base["relative_frame_rate"]).max()),
             "energy_reduction": float((base["energy_per_inference_j"]
                                        / nest["energy_per_inference_j"]).max())}
 
