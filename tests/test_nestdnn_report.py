@@ -51,3 +51,12 @@ def test_a_larger_drop_ratio_lowers_every_baseline_model_and_one_keeps_the_desce
         knee = profile.descendants[profile.baseline_knee()].accuracy
         assert same[app] == pytest.approx(100 * knee)  # ratio 1: the descendant curve
         assert worse[app] < mid[app] < same[app]
+
+
+def test_the_profiles_drop_ratio_is_the_median_of_the_public_measurements():
+    from validation.nestdnn.drop_ratio import drop_ratios, median_ratio
+    from workloads.multicapacity.profile import read_profile_file
+
+    ratios = drop_ratios()
+    assert len(ratios) == 6 and all(1.0 < r < 1.3 for r in ratios.values())
+    assert read_profile_file("nestdnn").baseline_drop_ratio == median_ratio()
