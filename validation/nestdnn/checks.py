@@ -56,6 +56,8 @@ def paper_mb(app: str) -> tuple[float, ...]:
     sizes, traffic = PAPER_SIZES[app][:2], PAPER_SIZES[app][2:]
     unit = TRAFFIC_UNIT_MB.get(app, 1.0)
     return sizes + tuple(round(unit * v, 6) for v in traffic)
+
+
 HEADLINE = {"accuracy_gain": 4.2, "frame_rate_gain": 2.0, "energy_reduction": 1.7}
 
 
