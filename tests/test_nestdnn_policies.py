@@ -72,14 +72,15 @@ def test_gains_are_measured_against_the_independently_compressed_baseline(runs):
 
     profiles = load_profiles("nestdnn")
     base = runs["nestdnn-baseline"].metrics
-    assert base["accuracy_pct"] == pytest.approx(
-        100 * sum(profiles[a].baseline_accuracy() for a in APPS) / len(APPS), abs=3.0)
+    served = [a for a in APPS if base[f"{a}.serving_s"] > 0]
+    assert served
+    for app in served:
+        # each app serves its baseline model, below the descendant of its size
+        profile = profiles[app]
+        assert base[f"{app}.accuracy_pct"] == pytest.approx(100 * profile.baseline_accuracy())
+        assert profile.baseline_accuracy() < profile.descendants[profile.baseline_knee()].accuracy
     accurate = simulate(experiment({"name": "nestdnn-mintotal", "alpha": 1e-6,
                                     "lifecycle": LIFECYCLE}), seed=1).metrics
-    # the gain is over the baseline models' accuracy, below the knee descendants'
-    knee_descendants = 100 * sum(profiles[a].descendants[profiles[a].knee()].accuracy
-                                 for a in APPS) / len(APPS)
-    assert base["accuracy_pct"] < knee_descendants
     assert accurate["accuracy_gain_pct"] > 1.0
 
 
