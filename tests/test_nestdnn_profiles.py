@@ -8,7 +8,8 @@ import yaml
 
 import simulator
 from simulator.errors import ConfigError
-from validation.nestdnn.derive import fit_app, traffic_consistent
+from validation.nestdnn.checks import PAPER_SIZES, TRAFFIC_UNIT_MB, paper_mb
+from validation.nestdnn.derive import fit_app, pair_sum_ratio, traffic_consistent
 from workloads.generate import generate_trace
 from workloads.multicapacity.latency import profile_latencies
 from workloads.multicapacity.profile import load_profiles
@@ -47,6 +48,33 @@ def test_sizes_match_the_paper_where_they_were_fitted(profiles):
     independent = sum(d.memory for app in profiles.values() for d in app.descendants) / MB
     assert multi == pytest.approx(524.6, rel=0.01)
     assert independent == pytest.approx(1112.0, rel=0.01)
+
+
+def _row(figures):
+    keys = ("multi_capacity", "independent", "upgrade_in", "independent_upgrade_in",
+            "independent_upgrade_out")
+    return dict(zip(keys, figures))
+
+
+def test_the_table_read_as_upgrade_pair_means_fits_all_six_apps():
+    # printed, VS's traffic row breaks the pair-sum identity by the 4 bytes of an FP32
+    # parameter; read in millions of parameters it holds like the other five apps'
+    printed = {app: pair_sum_ratio(_row(row)) for app, row in PAPER_SIZES.items()}
+    assert printed["VS"] == pytest.approx(0.25, rel=0.03)
+    assert not traffic_consistent(_row(PAPER_SIZES["VS"]))
+    for app in PAPER_SIZES:
+        read = _row(paper_mb(app))
+        assert pair_sum_ratio(read) == pytest.approx(1.0, abs=0.02), app
+        assert traffic_consistent(read), app
+    assert set(TRAFFIC_UNIT_MB) == {"VS"}
+
+
+def test_the_profiles_paper_figures_are_the_tables_as_read():
+    from workloads.multicapacity.profile import read_profile_file
+
+    for app, entry in read_profile_file("nestdnn").apps.items():
+        paper = entry.paper.model_dump()
+        assert [paper[k] / MB for k in _row(range(5))] == pytest.approx(paper_mb(app)), app
 
 
 def test_nested_switches_move_only_the_difference():

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from validation.nestdnn.report import crossing, knee, tradeoffs
+from validation.nestdnn.report import baseline_accuracies, crossing, knee, regain, tradeoffs
 
 
 def test_the_knee_is_where_the_curve_bulges_most_above_its_chord():
@@ -31,3 +31,32 @@ def test_gains_at_equal_accuracy_and_rate_against_the_baseline():
     assert row["energy_ratio_at_equal_accuracy"] == pytest.approx(0.5 + 14.0 / 40)
     assert row["app_energy_ratio_at_equal_rate"] == pytest.approx(0.8)
     assert row["knee_alpha"] == 0.01
+
+
+def test_gains_are_re_measured_against_other_baseline_models():
+    results = pd.DataFrame({
+        "policy.name": ["nestdnn-baseline", "nestdnn-mintotal"],
+        "accuracy_gain_pct": [0.0, 1.0],
+        "A.serving_s": [10.0, 10.0], "A.accuracy_pct": [80.0, 84.0],
+        "B.serving_s": [30.0, 30.0], "B.accuracy_pct": [60.0, 60.0]})
+    out = regain(results, {"A": 82.0, "B": 58.0})
+    assert list(out["accuracy_gain_pct"]) == pytest.approx([0.0, (10 * 2 + 30 * 2) / 40])
+
+
+def test_a_larger_drop_ratio_lowers_every_baseline_model_and_one_keeps_the_descendants():
+    from workloads.multicapacity.profile import load_profiles
+
+    same, mid, worse = (baseline_accuracies(r) for r in (1.0, 1.5, 2.0))
+    for app, profile in load_profiles("nestdnn").items():
+        knee = profile.descendants[profile.baseline_knee()].accuracy
+        assert same[app] == pytest.approx(100 * knee)  # ratio 1: the descendant curve
+        assert worse[app] < mid[app] < same[app]
+
+
+def test_the_profiles_drop_ratio_is_the_median_of_the_public_measurements():
+    from validation.nestdnn.drop_ratio import drop_ratios, median_ratio
+    from workloads.multicapacity.profile import read_profile_file
+
+    ratios = drop_ratios()
+    assert len(ratios) == 6 and all(1.0 < r < 1.3 for r in ratios.values())
+    assert read_profile_file("nestdnn").baseline_drop_ratio == median_ratio()

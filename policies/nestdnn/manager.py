@@ -368,6 +368,17 @@ class AppManager:
         mean_latency = sum(w * lat for w, lat in weighted) / weight if weight else 0.0
         out["frame_latency_s"] = mean_latency
         out["inverse_latency_fps"] = 1.0 / mean_latency if mean_latency > 0 else 0.0
+        # The neutral average (the dissertation defines an app's frame rate, not how
+        # to average it over apps): each app's frame rate in units of its own goal
+        # rate 1 / L_max (the unit of the cost's latency term), averaged over apps
+        # weighted by running time. Scale-free: a frame of a 3-ms app and one of a
+        # 200-ms app count by how far each app is from the best its model can do.
+        relative = [(a.alive, a.frames / a.alive * a.profile.max_latency)
+                    for a in self.apps.values()
+                    if a.alive > 0 and a.profile.max_latency]
+        weight = sum(w for w, _ in relative)
+        out["relative_frame_rate"] = (sum(w * r for w, r in relative) / weight
+                                      if weight else 0.0)
         self._integrate_cost()
         span_cost = self._cost_since
         out["nestdnn_total_cost"] = self.cost_time[0] / span_cost if span_cost else 0.0
@@ -377,6 +388,11 @@ class AppManager:
                                                   if span > 0 else 0.0)
         for app in self.apps.values():
             out[f"{app.name}.frame_rate_fps"] = app.frames / app.alive if app.alive else 0.0
+            # what the accuracy gain is made of, so that it can be re-measured against
+            # other baseline models (validation.nestdnn.report --drop-ratios)
+            out[f"{app.name}.serving_s"] = app.serving
+            out[f"{app.name}.accuracy_pct"] = (100 * app.accuracy_time / app.serving
+                                               if app.serving > 0 else float("nan"))
         return out
 
 

@@ -19,10 +19,13 @@ apps:
 Run metrics (besides the engine's): ``inferences``, ``frame_rate_fps`` (mean
 of the apps' frame rates, weighted by running time), ``frame_latency_s`` (mean
 frame latency, same weights) and its inverse ``inverse_latency_fps``,
+``relative_frame_rate`` (each app's frame rate in units of its goal rate
+``1 / L_max``, averaged with the same weights: the neutral average),
 ``accuracy_pct``, ``accuracy_gain_pct`` (over the baseline models),
 ``energy_per_inference_j``, ``switches``, ``model_loads``, ``page_in_mb``,
 ``page_out_mb``, ``scheduler_decisions``, ``scheduler_evaluations`` (per
-decision), ``time_share_<n>apps_pct`` and ``<app>.frame_rate_fps``.
+decision), ``time_share_<n>apps_pct``, ``<app>.frame_rate_fps``, ``<app>.serving_s``
+(seconds with a model) and ``<app>.accuracy_pct`` (its serving accuracy).
 """
 
 from __future__ import annotations

@@ -31,9 +31,10 @@ same documented curve with its own ``max_drop``); by default the baseline
 models have the descendants' capacities (the same architecture at the same
 width, hence the same trace, FLOPs, memory and latency) and the accuracy
 curve of the descendants with ``max_drop`` scaled by the profile's
-``baseline_drop_ratio`` (an assumption: the dissertation reports that
-descendants are more accurate than independently compressed models of equal
-size, but not by how much in the text available to us). The baseline model
+``baseline_drop_ratio`` (the dissertation reports that descendants are more
+accurate than independently compressed models of equal size, but not by how
+much in the text available to us; the bundled profile takes the ratio from
+public nested-vs-independent measurements, ``validation/nestdnn/drop_ratio.py``). The baseline model
 of an app is the knee of *its own* curve (:meth:`AppProfile.baseline_knee`).
 An app with measured descendant accuracies, no accuracy curve and no
 ``baseline:`` falls back to its knee descendant.
