@@ -111,8 +111,12 @@ class Device:
         self.min_frequency = {local: d.frequency for local, d in self.domains.items()}
         self._last_time = env.now
         self._ticks = 0
+        self._settled = False  # settle() accounted part of the current step
         self.stride = 1  # base thermal steps per sampler tick (fast-forward)
         self.replaying = False  # DVFS governors hold their OPPs (fast-forward)
+        # Fast-forward's steady-state watch: called after every tick with the node
+        # power (W) and temperatures (°C) of that tick; None without fast-forward.
+        self.tick_hook: Callable[[np.ndarray, np.ndarray], None] | None = None
         # What every tick reads, looked up once: the tick runs every thermal step,
         # and attribute lookups and label formatting were most of its cost.
         self._tick_table = [(local, proc, proc.spec.units, proc.spec.power,
@@ -211,18 +215,43 @@ class Device:
         while True:
             stride = self.stride
             yield Timeout(self.env, step * stride)  # env.timeout, without its indirection
-            self._tick(step * stride, stride)
+            if self._settled:  # settle() took the first part of this step
+                self._settled = False
+                self._tick(self.env.now - self._last_time, stride, exact=True)
+            else:
+                self._tick(step * stride, stride)
 
-    def _tick(self, dt: float, steps: int = 1) -> None:
+    def settle(self) -> None:
+        """Account energy and heat from the last tick up to now: a power-change
+        point between two ticks (fast-forward calls it when a replayed block ends,
+        so that a pause or a kernel-level iteration after it is accounted apart
+        even while the sampler takes long steps). The step is exact (its own
+        matrix exponential); the next tick takes the rest of its step."""
+        dt = self.env.now - self._last_time
+        if dt <= 0:
+            return
+        energy, node_power = self._collect(dt)
+        self._account(energy)
+        self.thermal.advance_exact(node_power, dt)
+        np.maximum(self.peak, self.thermal.temperatures, out=self.peak)
+        self._last_time = self.env.now
+        self._settled = True
+
+    def _tick(self, dt: float, steps: int = 1, exact: bool = False) -> None:
         # Runs every thermal step (the engine's most frequent event after kernel
         # completions): loops go over lists prepared once, and the temperatures
-        # are converted once per tick.
+        # are converted once per tick. ``exact``: ``dt`` is not ``steps`` base
+        # steps (the rest of a step after settle()).
         energy, node_power = self._collect(dt)
         totals = self.energy
         for name, joules in energy.items():
             totals[name] += joules
         thermal = self.thermal
-        thermal.advance(node_power, steps)
+        if exact:
+            if dt > 0:
+                thermal.advance_exact(node_power, dt)
+        else:
+            thermal.advance(node_power, steps)
         self._last_time = self.env.now
         before = self._ticks
         self._ticks += steps
@@ -246,6 +275,8 @@ class Device:
                 min_frequency[local] = frequency
         if ticks // self.sample_every > before // self.sample_every:
             self._record_sample(temps)
+        if self.tick_hook is not None:
+            self.tick_hook(node_power, temps)
 
     def set_governor(self, local: str, governor) -> None:
         """Replace the DVFS governor of processor ``local`` (a policy pinning
