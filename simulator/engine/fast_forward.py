@@ -117,6 +117,9 @@ class FastForward:
                          (trip.temperature, trip.temperature - trip.hysteresis))
                         for trip in device.spec.thermal.trips]
                        if device.trip_governor is not None else [])
+        # The fixed point of a power vector is a product with the conductance
+        # matrix's inverse (the watch runs every tick; a solve costs several).
+        self._inverse = np.linalg.inv(device.thermal.conductance)
         device.tick_hook = self._watch
         for domain in device.domains.values():
             domain.listeners.append(self._on_change)
@@ -195,7 +198,7 @@ class FastForward:
             return
         steady = False
         if device.env.now - self._calm_since >= _QUIET_S:
-            fixed = device.thermal.steady_state(node_power)
+            fixed = self._inverse.dot(node_power) + device.thermal.ambient
             steady = (float(np.abs(fixed - temps).max()) < _GAP_K
                       and all((temps[sensor] > limit) == (fixed[sensor] > limit)
                               for sensor, limits in self._trips for limit in limits))
