@@ -120,6 +120,12 @@ def main() -> None:
         print(f"2 workers vs 1: {speedup:.2f}x (goal >= {SPEEDUP_GOAL}: "
               f"{'ok' if speedup >= SPEEDUP_GOAL else 'below goal'}); "
               f"{speedup / capacity:.2f} of this machine's two-process capacity")
+        # What the two workers cost in CPU over one worker's run: on two free cores
+        # the speedup is at most 2 x CPU(1 worker) / CPU(2 workers).
+        cpu_one, cpu_two = rows[0][2], [cpu for label, _, cpu, _ in rows
+                                        if label.startswith("local, 2")][0]
+        print(f"CPU seconds, 1 worker {cpu_one:.1f} vs 2 workers {cpu_two:.1f}: on two "
+              f"free cores at most {2 * cpu_one / cpu_two:.2f}x")
     failed = int((base_results["status"] != "ok").sum())
     if failed:
         first = base_results.loc[base_results["status"] != "ok", "error"].iloc[0]

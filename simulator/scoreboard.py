@@ -128,12 +128,14 @@ def run_checks(checks: list[Check], on_score: Callable[[Score], None] | None = N
             modules go largest first (by the time they last took, when the cache
             knows it, else by their number of checks).
         cache: cached outcomes (:class:`~simulator.check_cache.CheckCache`): a
-            cached check is not simulated; new values are added to it.
+            cached check is not simulated; new values are added to it (not those
+            of checks that raised or are not ``deterministic``).
     """
     outcomes: dict[str, tuple[str, float | str]] = {}
     pending = []
     for check in checks:
-        cached = cache.get(check.name) if cache is not None else None
+        cached = (cache.get(check.name) if cache is not None and check.deterministic
+                  else None)
         if cached is None:
             pending.append(check)
         else:
@@ -155,7 +157,7 @@ def run_checks(checks: list[Check], on_score: Callable[[Score], None] | None = N
             timings[_module(CHECKS.get(module_outcomes[0][0]))] = seconds
             for name, kind, payload in module_outcomes:
                 outcomes[name] = (kind, payload)
-                if cache is not None and kind != "error":
+                if cache is not None and kind != "error" and CHECKS.get(name).deterministic:
                     cache.put(name, kind, payload)
                 if on_score is not None:
                     on_score(score(CHECKS.get(name), kind, payload))

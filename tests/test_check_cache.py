@@ -78,3 +78,14 @@ def test_the_fingerprint_covers_the_calibration_data_and_code(tmp_path, monkeypa
     with_module = fingerprint(["zz_outside_checks"])
     module.write_text("X = 2\n")
     assert fingerprint(["zz_outside_checks"]) != with_module
+
+
+def test_a_host_measurement_is_never_cached(monkeypatch):
+    CALLS.clear()
+    check = Check("zz_cache_test.timed", 10.0, "ms", 10, "test", "zz-cache-test",
+                  _value("zz_cache_test.timed", 10.0, "zz_a"), status="prediction",
+                  deterministic=False)
+    monkeypatch.setitem(CHECKS._entries, check.name, check)
+    for _ in range(2):
+        run_checks([check], cache=CheckCache(cache_dir(), "key"))
+    assert CALLS == ["zz_cache_test.timed"] * 2
