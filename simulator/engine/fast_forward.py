@@ -110,6 +110,7 @@ class FastForward:
         self.current: list[float] = []  # weights of the running iteration's rows
         self._weights: dict[tuple, list[float]] = {}
         self.steady = False  # see the module docstring
+        self._coarse = False  # the sampler took steps longer than a poll since a settle
         self._calm_since = device.env.now  # s: last OPP/cap change or non-replayed time
         # While steady, one sampler step per sample (and at least per poll).
         self.steady_stride = max(self.stride, device.sample_every)
@@ -149,6 +150,7 @@ class FastForward:
 
     def begin(self, skip: frozenset) -> None:
         """A kernel-level iteration starts: fine sampler steps, a new segment."""
+        self.boundary()
         self.device.stride = 1
         self._skip = skip
         self._open()
@@ -206,8 +208,17 @@ class FastForward:
         if steady:
             big = self.steady_stride  # the next steps land on multiples of it
             device.stride = big - device._ticks % big
+            self._coarse = True
         else:
             device.stride = self.stride
+
+    def boundary(self) -> None:
+        """A power-change point (a block ends, a pause or a kernel-level iteration
+        starts): after coarse sampler steps, settle the device's energy and heat up
+        to now so that what follows is accounted apart (:meth:`Device.settle`)."""
+        if self._coarse:
+            self.device.settle()
+            self._coarse = False
 
     def replay_block(self, skips: list[frozenset]):
         """SimPy generator (``yield from``): replay one known iteration per entry of
@@ -261,7 +272,7 @@ class FastForward:
         for proc in device.processors.values():
             proc.release()
         device.replaying = False
-        device.settle()  # what follows (a pause, kernel level) is accounted apart
+        self.boundary()
         count = last[0]
         self.replayed += count
         return [*ends[:count - 1], env.now]

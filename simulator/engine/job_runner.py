@@ -195,9 +195,10 @@ class JobRunner:
     def _pause(self):
         """SimPy generator: the job idles for ``job.pause`` seconds."""
         device = self.system.devices[self.job.device]
-        energy, start = device.total_energy, self.env.now
         if self.fast_forward is not None:
+            self.fast_forward.boundary()  # the active time's energy, settled up to now
             device.stride = self.fast_forward.stride  # an idle device: long steps are exact
+        energy, start = device.total_energy, self.env.now
         yield self.env.timeout(self.job.pause)
         self.pause_time += self.env.now - start
         self.pause_energy += device.total_energy - energy
