@@ -239,11 +239,10 @@ def cmd_plot(args) -> int:
 
 def cmd_validate(args) -> int:
     """``socsim validate``: the validation scoreboard."""
-    from .results import write_frame
-    from .scoreboard import format_scoreboard, run_checks, scoreboard_table, select_checks, summary
-
     from .check_cache import CheckCache, cache_dir, fingerprint
     from .executors import default_workers
+    from .results import write_frame
+    from .scoreboard import format_scoreboard, run_checks, scoreboard_table, select_checks, summary
 
     checks = select_checks(args.group, args.check or ())
     if args.workers is not None and args.workers < 1:
