@@ -59,6 +59,9 @@ class Check:
             claims nothing more than a prediction.
         reason: one line; required for an exception (why the figure is accepted
             as missed), optional otherwise (e.g. why a figure was left out of a fit).
+        deterministic: the value depends only on the code and data (the default);
+            False for a measurement on this host (a wall-clock time), which
+            ``socsim validate`` never caches (:mod:`simulator.check_cache`).
 
     Raises:
         ValueError: an unknown status, an exception without a reason, or a
@@ -75,6 +78,7 @@ class Check:
     kind: str = "error"
     status: str = "prediction"
     reason: str = ""
+    deterministic: bool = True
 
     def __post_init__(self) -> None:
         # Checked here, not in the scoreboard: a bad status is a registration bug and
@@ -92,7 +96,8 @@ CHECKS: Registry[Check] = Registry("validation check", "socsim.checks")
 
 
 def check(name: str, *, reference: float, unit: str, tolerance_pct: float, source: str,
-          group: str, status: str, reason: str = "", kind: str = "error"):
+          group: str, status: str, reason: str = "", kind: str = "error",
+          deterministic: bool = True):
     """Decorator registering a function as the simulator side of a check.
 
     ``status`` has no default here: every registration says whether its figure
@@ -101,7 +106,8 @@ def check(name: str, *, reference: float, unit: str, tolerance_pct: float, sourc
     """
     # Built before the decorator is returned, so a bad status fails at the call site.
     spec = dict(reference=reference, unit=unit, tolerance_pct=tolerance_pct, source=source,
-                group=group, kind=kind, status=status, reason=reason.strip())
+                group=group, kind=kind, status=status, reason=reason.strip(),
+                deterministic=deterministic)
     Check(name, simulate=lambda: 0.0, **spec)
 
     def decorator(fn: Callable[[], float]) -> Callable[[], float]:

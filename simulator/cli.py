@@ -6,7 +6,7 @@ Commands::
                [--scheduler-address tcp://host:port [--run-timeout TIME]] [--resume]
                [--retry-failed] [--quiet]
     socsim plot RESULTS_DIR
-    socsim validate [--out DIR] [--group G] [--check PATTERN]
+    socsim validate [--out DIR] [--group G] [--check PATTERN] [--workers N] [--no-cache]
     socsim list socs|policies|models|importers|governors|checks
     socsim import FORMAT INPUT -o OUT [--option key=value ...]
     socsim calibrate BASE_SOC MEASUREMENTS... -o NEW_SOC.yaml [--params ...]  (plugin command)
@@ -240,16 +240,25 @@ def cmd_plot(args) -> int:
 
 def cmd_validate(args) -> int:
     """``socsim validate``: the validation scoreboard."""
+    from .check_cache import CheckCache, cache_dir, fingerprint
+    from .executors import default_workers
     from .results import write_frame
     from .scoreboard import format_scoreboard, run_checks, scoreboard_table, select_checks, summary
 
     checks = select_checks(args.group, args.check or ())
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError(f"--workers must be at least 1; got {args.workers}",
+                          path="--workers")
     out = Path(args.out) if args.out else _fresh_folder(Path("results") / "validation")
     progress = not args.quiet and sys.stderr.isatty()
+    cache = None
+    if not args.no_cache:
+        cache = CheckCache(cache_dir(), fingerprint(c.simulate.__module__ for c in checks))
     from tqdm import tqdm
 
     with tqdm(total=len(checks), unit="check", disable=not progress, leave=False) as bar:
-        scores = run_checks(checks, on_score=lambda score: bar.update(1))
+        scores = run_checks(checks, on_score=lambda score: bar.update(1),
+                            workers=args.workers or default_workers(), cache=cache)
     print(format_scoreboard(scores))
     write_frame(out / "validation.csv", scoreboard_table(scores))
     # Failures are findings, not errors of the command: the exit status stays 0.
@@ -408,6 +417,11 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--check", action="append", metavar="PATTERN",
                           help="only checks whose name matches this glob (repeatable)")
     validate.add_argument("--quiet", action="store_true", help="no progress bar")
+    validate.add_argument("--workers", type=int, default=None,
+                          help="processes to run checks in (default: one per CPU)")
+    validate.add_argument("--no-cache", action="store_true",
+                          help="simulate every check (ignore and do not update the cache "
+                               "of check values; see docs/calibration.md)")
     validate.set_defaults(func=cmd_validate)
 
     listing = commands.add_parser("list", help="list registered names")

@@ -15,6 +15,7 @@ fast-forward memo: they leave no kernel records).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .engine.result import RunResult
@@ -29,8 +30,14 @@ def collect_metrics(env, system, jobs, runners, recorder):
     kernels = pd.DataFrame(recorder.tasks, columns=KERNEL_COLUMNS)
     kernels["duration_s"] = kernels["end_s"] - kernels["start_s"]
     transfers = pd.DataFrame(recorder.transfers, columns=TRANSFER_COLUMNS)
-    samples = [s for dev in system.devices.values() for s in dev.samples]
-    timeseries = pd.DataFrame(samples, columns=["time_s", "name", "value"])
+    columns = [dev.sample_columns() for dev in system.devices.values()]
+    names = [name for _, device_names, _ in columns for name in device_names]
+    if names:  # columns built once from the devices' arrays (no tuple per value)
+        timeseries = pd.DataFrame({"time_s": np.concatenate([c[0] for c in columns]),
+                                   "name": names,
+                                   "value": np.concatenate([c[2] for c in columns])})
+    else:
+        timeseries = pd.DataFrame([], columns=["time_s", "name", "value"])
 
     metrics: dict[str, float] = {}
     latencies = []

@@ -14,12 +14,14 @@ or a failure.
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pandas as pd
 
+from .check_cache import CheckCache
 from .checks import CHECKS, STATUSES, Check, DataUnavailable
 from .errors import ConfigError
 
@@ -60,13 +62,27 @@ def error_pct(simulated: float, reference: float) -> float:
 
 def evaluate(check: Check) -> Score:
     """Run one check; never raises for a failing or unavailable check."""
+    return score(check, *_outcome(check))
+
+
+def _outcome(check: Check) -> tuple[str, float | str]:
+    """What simulating a check gave: ``("value", x)``, ``("unavailable", why)`` or
+    ``("error", text)`` (a broken check is a failed check, not a crashed scoreboard)."""
     try:
-        simulated = float(check.simulate())
+        return "value", float(check.simulate())
     except DataUnavailable as exc:
-        return Score(check, math.nan, math.nan, None, f"data unavailable: {exc}")
-    except Exception as exc:  # a broken check is a failed check, not a crashed scoreboard
-        text = " ".join(f"{type(exc).__name__}: {exc}".split())
-        return Score(check, math.nan, math.nan, False, text)
+        return "unavailable", str(exc)
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        return "error", " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
+def score(check: Check, kind: str, payload: float | str) -> Score:
+    """The score of an outcome of :func:`_outcome` (or a cached one)."""
+    if kind == "unavailable":
+        return Score(check, math.nan, math.nan, None, f"data unavailable: {payload}")
+    if kind == "error":
+        return Score(check, math.nan, math.nan, False, str(payload))
+    simulated = float(payload)
     error = error_pct(simulated, check.reference)
     if math.isnan(simulated):
         return Score(check, simulated, error, False, "simulated value is NaN")
@@ -98,16 +114,99 @@ def select_checks(group: str | None = None, patterns: Iterable[str] = ()) -> lis
     return checks
 
 
-def run_checks(checks: list[Check], on_score: Callable[[Score], None] | None = None
-               ) -> list[Score]:
-    """Evaluate checks in order; ``on_score`` is called after each (progress)."""
-    scores = []
+def run_checks(checks: list[Check], on_score: Callable[[Score], None] | None = None,
+               workers: int = 1, cache: CheckCache | None = None) -> list[Score]:
+    """Evaluate checks; ``on_score`` is called after each (progress, in completion
+    order). Scores come back in the order of ``checks``, whatever ran where.
+
+    Args:
+        checks: the checks.
+        on_score: progress callback.
+        workers: processes to spread the checks over (the sweep's local executor).
+            Checks defined in one module run in one process, in order, so that
+            the simulations they share (memoised in that module) run once; the
+            modules go largest first (by the time they last took, when the cache
+            knows it, else by their number of checks).
+        cache: cached outcomes (:class:`~simulator.check_cache.CheckCache`): a
+            cached check is not simulated; new values are added to it (not those
+            of checks that raised or are not ``deterministic``).
+    """
+    outcomes: dict[str, tuple[str, float | str]] = {}
+    pending = []
     for check in checks:
-        score = evaluate(check)
-        scores.append(score)
-        if on_score is not None:
-            on_score(score)
-    return scores
+        cached = (cache.get(check.name) if cache is not None and check.deterministic
+                  else None)
+        if cached is None:
+            pending.append(check)
+        else:
+            outcomes[check.name] = cached
+            if on_score is not None:
+                on_score(score(check, *cached))
+    by_module: dict[str, list[str]] = {}
+    for check in pending:
+        by_module.setdefault(_module(check), []).append(check.name)
+    timings = _read_timings(cache)
+    tasks = sorted(by_module.values(), key=lambda names: (
+        -timings.get(_module(CHECKS.get(names[0])), 0.0), -len(names), names[0]))
+    executor = _executor(workers, len(tasks))
+    try:
+        for _position, result in executor.map_unordered(_evaluate_names, tasks):
+            if isinstance(result, Exception):  # a worker died: its checks fail
+                raise result
+            seconds, module_outcomes = result
+            timings[_module(CHECKS.get(module_outcomes[0][0]))] = seconds
+            for name, kind, payload in module_outcomes:
+                outcomes[name] = (kind, payload)
+                if cache is not None and kind != "error" and CHECKS.get(name).deterministic:
+                    cache.put(name, kind, payload)
+                if on_score is not None:
+                    on_score(score(CHECKS.get(name), kind, payload))
+    finally:
+        executor.close()
+    if cache is not None:
+        _write_timings(cache, timings)
+        cache.save()
+    return [score(check, *outcomes[check.name]) for check in checks]
+
+
+def _module(check: Check) -> str:
+    return getattr(check.simulate, "__module__", None) or check.name
+
+
+def _evaluate_names(names: list[str]) -> tuple[float, list[tuple[str, str, float | str]]]:
+    """Worker side: simulate the named checks in order; (seconds, outcomes)."""
+    import time
+
+    start = time.perf_counter()
+    out = [(name, *_outcome(CHECKS.get(name))) for name in names]
+    return time.perf_counter() - start, out
+
+
+def _executor(workers: int, tasks: int):
+    from .executors import InProcessExecutor, ProcessPoolExecutor
+
+    if workers <= 1 or tasks <= 1:
+        return InProcessExecutor()
+    return ProcessPoolExecutor(min(workers, tasks))
+
+
+def _read_timings(cache: CheckCache | None) -> dict[str, float]:
+    """Seconds each module's checks last took (scheduling only; never results)."""
+    if cache is None:
+        return {}
+    try:
+        return {str(k): float(v) for k, v in
+                json.loads((cache.folder.parent / "check-times.json").read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _write_timings(cache: CheckCache, timings: dict[str, float]) -> None:
+    try:
+        cache.folder.parent.mkdir(parents=True, exist_ok=True)
+        (cache.folder.parent / "check-times.json").write_text(json.dumps(timings, sort_keys=True))
+    except OSError:
+        return
 
 
 def scoreboard_table(scores: list[Score]) -> pd.DataFrame:

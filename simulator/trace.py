@@ -90,6 +90,35 @@ class Trace:
     def total_flops(self) -> float:
         return float(self.table["flops"].sum())
 
+    def with_deps(self, deps: list[tuple[int, ...]], source: str | None = None) -> Trace:
+        """A copy whose row ``r`` waits for the kernel ids ``deps[r]`` (row order kept).
+
+        When every dependency is a kernel of an earlier row (a rewrite that only
+        adds edges along the topological order, e.g. serializing), the DAG is
+        indexed directly, without re-validating the table or sorting it again: the
+        result equals ``trace_from_table`` of the same table. Otherwise it is
+        rebuilt and checked (unknown ids, cycles) by that path.
+        """
+        table = self.table.copy()
+        table["deps"] = deps
+        source = self.source if source is None else source
+        index_of = self.index_of
+        preds = []
+        for row, row_deps in enumerate(deps):
+            rows = []
+            for dep in row_deps:
+                position = index_of.get(dep)
+                if position is None or position >= row:
+                    return trace_from_table(table, source=source)
+                rows.append(position)
+            preds.append(tuple(sorted(rows)))
+        succ_lists: list[list[int]] = [[] for _ in preds]
+        for row, row_preds in enumerate(preds):
+            for pred in row_preds:
+                succ_lists[pred].append(row)
+        return Trace(table=table, source=source, index_of=dict(index_of), preds=preds,
+                     succs=[tuple(s) for s in succ_lists])
+
     def with_precision(self, precision: str) -> Trace:
         """Return a copy with every kernel in ``precision``, bytes rescaled to it."""
         if precision not in PRECISIONS:

@@ -14,6 +14,14 @@ from simulator.spec.experiment import ExperimentSpec
 from simulator.spec.soc import SocSpec
 from simulator.trace import trace_from_table
 
+
+@pytest.fixture(autouse=True)
+def _private_check_cache(tmp_path_factory, monkeypatch):
+    """Every test gets an empty cache of check values (``socsim validate``): test
+    checks registered at run time must not meet each other's cached values."""
+    monkeypatch.setenv("SOCSIM_CACHE_DIR", str(tmp_path_factory.mktemp("socsim-cache")))
+
+
 TINY_SOC = {
     "name": "tiny",
     "cpu": {

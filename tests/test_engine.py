@@ -296,3 +296,23 @@ def test_cross_cluster_thread_pool_splits_the_work(tiny_soc):
                                    "cores": 3})
     assert set(result.kernels["processor"]) == {"cpu.big", "cpu.little"}
     assert len(result.kernels) == 4  # each kernel split into a big and a little part
+
+
+def test_adding_edges_along_the_order_indexes_like_a_full_rebuild(diamond):
+    # Trace.with_deps skips re-validation when every new edge points back in the
+    # order (serializing); the result must be what trace_from_table builds.
+    from simulator.trace import trace_from_table
+
+    ids = diamond.table["id"].tolist()
+    deps = [tuple(sorted(set(d) | ({ids[r - 1]} if r else set())))
+            for r, d in enumerate(diamond.table["deps"])]
+    fast = diamond.with_deps(deps, source="s")
+    table = diamond.table.copy()
+    table["deps"] = deps
+    full = trace_from_table(table, source="s")
+    assert fast.table.equals(full.table)
+    assert (fast.preds, fast.succs, fast.index_of) == (full.preds, full.succs, full.index_of)
+    assert fast.preds != diamond.preds  # edges were added
+    # an edge pointing forward takes the checked path: a cycle is still an error
+    with pytest.raises(ConfigError, match="cycl"):
+        diamond.with_deps([(ids[-1],)] + [(ids[0],)] * (len(ids) - 1))

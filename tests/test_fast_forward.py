@@ -109,3 +109,29 @@ def test_fast_forward_keys_on_the_skipped_rows(tiny_soc):
     fast = run(tiny_soc, trace, policy, workload={**workload, "fast_forward": True}).metrics
     assert fast["replayed_iterations"] >= 36  # two variants, each simulated once or twice
     assert fast["makespan_s"] == pytest.approx(exact["makespan_s"], rel=1e-3)
+
+
+def test_a_steady_device_replays_blocks_that_agree_with_kernel_level_simulation(
+        tiny_soc, monkeypatch):
+    # A device that never throttles settles at its thermal fixed point: fast-forward
+    # then replays the iterations up to the next pause in blocks and samples at the
+    # sample period (not at every poll), and still agrees with kernel level.
+    from simulator.engine.fast_forward import FastForward
+
+    blocks = []
+    original = FastForward.replay_block
+
+    def counted(self, skips):
+        ends = yield from original(self, skips)
+        blocks.append(len(ends))
+        return ends
+
+    monkeypatch.setattr(FastForward, "replay_block", counted)
+    workload = {"iterations": 3000, "pause": {"every": 1000, "duration": "20 s"}}
+    exact = _run(tiny_soc, _chain(), False, **workload)
+    fast = _run(tiny_soc, _chain(), True, **workload)
+    assert blocks and max(blocks) > 100  # blocks of many iterations were replayed
+    assert sum(blocks) <= fast.metrics["replayed_iterations"]
+    for metric in ("makespan_s", "energy_j", "active_time_s", "energy_pause_j"):
+        assert fast.metrics[metric] == pytest.approx(exact.metrics[metric], rel=0.01), metric
+    assert fast.metrics["peak_temp_c"] == pytest.approx(exact.metrics["peak_temp_c"], abs=0.5)

@@ -18,6 +18,7 @@ keep their OPPs: the memoised iteration already holds their behaviour.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from itertools import repeat
 
@@ -106,13 +107,23 @@ class Device:
             if spec.storage.load_bandwidth is not None:
                 self.components.append("model_load")
         self.energy = dict.fromkeys(self.components, 0.0)  # J, cumulative
-        self.samples: list[tuple[float, str, float]] = []
+        # The time series as three columns (time, name, value), grown per sample and
+        # turned into a table once (:meth:`sample_columns`): 24 bytes a value, where
+        # a (time, name, value) tuple per value cost ~110 (a long run's samples were
+        # most of its memory).
+        self._sample_times = array("d")  # s
+        self._sample_names: list[str] = []
+        self._sample_values = array("d")
         self.peak = self.thermal.temperatures.copy()
         self.min_frequency = {local: d.frequency for local, d in self.domains.items()}
         self._last_time = env.now
         self._ticks = 0
+        self._settled = False  # settle() accounted part of the current step
         self.stride = 1  # base thermal steps per sampler tick (fast-forward)
         self.replaying = False  # DVFS governors hold their OPPs (fast-forward)
+        # Fast-forward's steady-state watch: called after every tick with the node
+        # power (W) and temperatures (°C) of that tick; None without fast-forward.
+        self.tick_hook: Callable[[np.ndarray, np.ndarray], None] | None = None
         # What every tick reads, looked up once: the tick runs every thermal step,
         # and attribute lookups and label formatting were most of its cost.
         self._tick_table = [(local, proc, proc.spec.units, proc.spec.power,
@@ -211,18 +222,43 @@ class Device:
         while True:
             stride = self.stride
             yield Timeout(self.env, step * stride)  # env.timeout, without its indirection
-            self._tick(step * stride, stride)
+            if self._settled:  # settle() took the first part of this step
+                self._settled = False
+                self._tick(self.env.now - self._last_time, stride, exact=True)
+            else:
+                self._tick(step * stride, stride)
 
-    def _tick(self, dt: float, steps: int = 1) -> None:
+    def settle(self) -> None:
+        """Account energy and heat from the last tick up to now: a power-change
+        point between two ticks (fast-forward calls it when a replayed block ends,
+        so that a pause or a kernel-level iteration after it is accounted apart
+        even while the sampler takes long steps). The step is exact (its own
+        matrix exponential); the next tick takes the rest of its step."""
+        dt = self.env.now - self._last_time
+        if dt <= 0:
+            return
+        energy, node_power = self._collect(dt)
+        self._account(energy)
+        self.thermal.advance_exact(node_power, dt)
+        np.maximum(self.peak, self.thermal.temperatures, out=self.peak)
+        self._last_time = self.env.now
+        self._settled = True
+
+    def _tick(self, dt: float, steps: int = 1, exact: bool = False) -> None:
         # Runs every thermal step (the engine's most frequent event after kernel
         # completions): loops go over lists prepared once, and the temperatures
-        # are converted once per tick.
+        # are converted once per tick. ``exact``: ``dt`` is not ``steps`` base
+        # steps (the rest of a step after settle()).
         energy, node_power = self._collect(dt)
         totals = self.energy
         for name, joules in energy.items():
             totals[name] += joules
         thermal = self.thermal
-        thermal.advance(node_power, steps)
+        if exact:
+            if dt > 0:
+                thermal.advance_exact(node_power, dt)
+        else:
+            thermal.advance(node_power, steps)
         self._last_time = self.env.now
         before = self._ticks
         self._ticks += steps
@@ -246,6 +282,8 @@ class Device:
                 min_frequency[local] = frequency
         if ticks // self.sample_every > before // self.sample_every:
             self._record_sample(temps)
+        if self.tick_hook is not None:
+            self.tick_hook(node_power, temps)
 
     def set_governor(self, local: str, governor) -> None:
         """Replace the DVFS governor of processor ``local`` (a policy pinning
@@ -301,11 +339,14 @@ class Device:
         now = self.env.now
         if temps is None:
             temps = self.thermal.temperatures
-        add = self.samples.append
-        self.samples.extend(zip(repeat(now), self._temp_labels, temps.tolist()))
+        names = self._sample_names
+        values = temps.tolist()
+        names.extend(self._temp_labels)
         for freq_label, cap_label, domain in self._domain_labels:
-            add((now, freq_label, domain.frequencies[domain.index]))
-            add((now, cap_label, domain.frequencies[domain.cap]))
+            values.append(domain.frequencies[domain.index])
+            values.append(domain.frequencies[domain.cap])
+            names.append(freq_label)
+            names.append(cap_label)
         period = now - self._sampled_at
         if period > 0:
             labels, before = self._power_labels, self._sampled_energy
@@ -316,12 +357,22 @@ class Device:
                     label = labels[name] = f"{self.prefix}power.{name}"
                 joules -= before.get(name, 0.0)
                 total += joules
-                add((now, label, joules / period))
-            add((now, self._power_total_label, total / period))
+                values.append(joules / period)
+                names.append(label)
+            values.append(total / period)
+            names.append(self._power_total_label)
             self._sampled_energy = dict(self.energy)
             self._sampled_at = now
+        self._sample_values.extend(values)
+        self._sample_times.extend(repeat(now, len(values)))
 
     # -- queries ----------------------------------------------------------
+    def sample_columns(self) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """The time series so far: times (s), names and values, one entry per value."""
+        # copies: a view would lock the arrays against growing
+        return (np.array(self._sample_times, dtype=float), list(self._sample_names),
+                np.array(self._sample_values, dtype=float))
+
     @property
     def total_energy(self) -> float:
         """Energy (J) drawn so far, all components."""

@@ -37,13 +37,40 @@ simulated kernel by kernel once per state and repeated, and a throttling one
 (caps stepping up and down around a trip) replays the few states it visits at
 their measured rates. Replayed iterations leave no kernel records. The job
 must be alone on its device (the records would not see another job's load).
+
+**Steady state** (any periodic job, nothing specific to one policy): while
+iterations are replayed, the device is *steady* when no OPP or cap has changed
+for ``_QUIET_S`` seconds, its temperatures are within ``_GAP_K`` of the
+thermal fixed point of the current power (:meth:`ThermalNetwork.steady_state`)
+and every trip sensor is on the same side of each of its thresholds (trip
+temperature, and that minus the hysteresis) now and at that fixed point: the
+step-wise governor's polls, no-ops for the quiet spell, stay no-ops on the way.
+A steady device is sampled at the coarser of its poll and sample periods
+(still an exact step for the held power, with leakage at the current
+temperature), and the job replays every known iteration up to its next pause
+in one *block* (:meth:`FastForward.replay_block`): the processors hold the
+block's time-weighted mean rates and each iteration still gets its own start
+and end. A cap or OPP change during a block ends it after the iteration in
+progress (the block's mean rates were held until then).
 """
 
 from __future__ import annotations
 
+import bisect
+from collections import Counter
+from itertools import accumulate
+
+import numpy as np
+
 from .device import Device
 
 _ENOUGH = 1.0  # iterations' worth of recorded progress before a state is replayed
+# Steady-state test (see the module docstring). _QUIET_S: 40 polls of Android's
+# 250 ms passive polling; _GAP_K: the leakage of a node that far from its fixed
+# point differs by ~2 % (doubling every ~15-25 K), and the sampler still steps
+# it, so this only decides when the sampler may stop polling every poll period.
+_QUIET_S = 10.0  # s of replay without an OPP or cap change
+_GAP_K = 0.5  # K, largest distance of any node from the fixed point
 
 
 class _Record:
@@ -82,6 +109,19 @@ class FastForward:
         self.progress = 0.0  # completed kernels' weight, summed over iterations
         self.current: list[float] = []  # weights of the running iteration's rows
         self._weights: dict[tuple, list[float]] = {}
+        self.steady = False  # see the module docstring
+        self._coarse = False  # the sampler took steps longer than a poll since a settle
+        self._calm_since = device.env.now  # s: last OPP/cap change or non-replayed time
+        # While steady, one sampler step per sample (and at least per poll).
+        self.steady_stride = max(self.stride, device.sample_every)
+        self._trips = ([(device.thermal.index[trip.sensor],
+                         (trip.temperature, trip.temperature - trip.hysteresis))
+                        for trip in device.spec.thermal.trips]
+                       if device.trip_governor is not None else [])
+        # The fixed point of a power vector is a product with the conductance
+        # matrix's inverse (the watch runs every tick; a solve costs several).
+        self._inverse = np.linalg.inv(device.thermal.conductance)
+        device.tick_hook = self._watch
         for domain in device.domains.values():
             domain.listeners.append(self._on_change)
 
@@ -110,6 +150,7 @@ class FastForward:
 
     def begin(self, skip: frozenset) -> None:
         """A kernel-level iteration starts: fine sampler steps, a new segment."""
+        self.boundary()
         self.device.stride = 1
         self._skip = skip
         self._open()
@@ -137,12 +178,104 @@ class FastForward:
 
     def _on_change(self, before: bool) -> None:
         # Domain listener: a change of state splits the running kernel-level
-        # segment (the processors have settled their integrals at the old OPP).
+        # segment (the processors have settled their integrals at the old OPP),
+        # and ends any steady spell.
+        if not before:
+            self._calm_since = self.device.env.now
+            self.steady = False
         if self._skip is None or before:
             return
         if self.key(self._skip) != self._key:
             self._close()
             self._open()
+
+    # -- steady state -----------------------------------------------------
+    def _watch(self, node_power: np.ndarray, temps: np.ndarray) -> None:
+        """Device tick hook: decide whether the device is steady and pick the
+        sampler's stride accordingly (only while replaying)."""
+        device = self.device
+        if not device.replaying:
+            self._calm_since = device.env.now
+            self.steady = False
+            return
+        steady = False
+        if device.env.now - self._calm_since >= _QUIET_S:
+            fixed = self._inverse.dot(node_power) + device.thermal.ambient
+            steady = (float(np.abs(fixed - temps).max()) < _GAP_K
+                      and all((temps[sensor] > limit) == (fixed[sensor] > limit)
+                              for sensor, limits in self._trips for limit in limits))
+        self.steady = steady
+        if steady:
+            big = self.steady_stride  # the next steps land on multiples of it
+            device.stride = big - device._ticks % big
+            self._coarse = True
+        else:
+            device.stride = self.stride
+
+    def boundary(self) -> None:
+        """A power-change point (a block ends, a pause or a kernel-level iteration
+        starts): after coarse sampler steps, settle the device's energy and heat up
+        to now so that what follows is accounted apart (:meth:`Device.settle`)."""
+        if self._coarse:
+            self.device.settle()
+            self._coarse = False
+
+    def replay_block(self, skips: list[frozenset]):
+        """SimPy generator (``yield from``): replay one known iteration per entry of
+        ``skips`` (rows skipped by each) back to back, at the current state.
+
+        Returns:
+            the end time (s) of each replayed iteration; fewer than ``skips`` when
+            a cap or OPP changed during the block (it ends after the iteration
+            in progress then).
+        """
+        device = self.device
+        env = device.env
+        dvfs = device.dvfs_state()
+        counts = Counter(skips)
+        records = {skip: self.records[(dvfs, skip)] for skip in counts}
+        per_iteration = {skip: r.time / r.progress for skip, r in records.items()}  # s
+        start = env.now
+        ends = list(accumulate((per_iteration[skip] for skip in skips), initial=start))[1:]
+        total = sum(per_iteration[skip] * n for skip, n in counts.items())
+        # Held rates: the block's work (each iteration's recorded work, summed) over
+        # its time. Per iteration a record's work is its totals over its progress.
+        for local, proc in device.processors.items():
+            work = [0.0, 0.0, 0.0, 0.0]
+            for skip, n in counts.items():
+                record = records[skip]
+                for i, value in enumerate(record.work[local]):
+                    work[i] += n * value / record.progress
+            proc.hold(*(value / total for value in work))
+        device.replaying = True
+        done = env.event()
+        last = [len(ends)]  # iterations the block will complete
+
+        def finish(_event) -> None:
+            if not done.triggered:
+                done.succeed()
+
+        def on_change(before: bool) -> None:
+            if before or done.triggered:
+                return
+            running = bisect.bisect_right(ends, env.now)  # iterations done by now
+            if running + 1 < last[0]:
+                last[0] = running + 1
+                env.timeout(max(0.0, ends[running] - env.now)).callbacks.append(finish)
+
+        env.timeout(ends[-1] - start).callbacks.append(finish)
+        for domain in device.domains.values():
+            domain.listeners.append(on_change)
+        yield done
+        for domain in device.domains.values():
+            domain.listeners.remove(on_change)
+        for proc in device.processors.values():
+            proc.release()
+        device.replaying = False
+        self.boundary()
+        count = last[0]
+        self.replayed += count
+        return [*ends[:count - 1], env.now]
 
     # -- replay -----------------------------------------------------------
     def replay(self, key: tuple):

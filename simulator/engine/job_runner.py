@@ -123,26 +123,39 @@ class JobRunner:
             yield self.env.timeout(self.job.start)
         if self.job.max_in_flight <= 1:
             every, ff = self.job.pause_every, self.fast_forward
-            for iteration in range(self.job.iterations):
+            iterations = self.job.iterations
+            iteration = 0
+            while iteration < iterations:
                 if self.control.held:  # suspended or stopped at run time
                     yield from self.control.wait()
                     if self.control.stopped:
                         break
                 epoch, start = self.control.epoch, self.env.now
+                done = 1  # iterations this pass completes
                 if ff is None:
                     yield self._iteration(iteration)
                 else:
                     plan = self.state.plan
                     skip = plan.skip(iteration) if plan.skip is not None else _NONE
                     key = ff.key(skip)
-                    if ff.known(key):
+                    if ff.known(key) and ff.steady and not self.control.listeners:
+                        # A steady device: every known iteration up to the next
+                        # pause in one block (listeners want each iteration as it
+                        # ends, so they keep the one-by-one replay).
+                        ends = yield from ff.replay_block(self._block(iteration, skip))
+                        for end in ends[:-1]:
+                            self.iteration_times.append((start, end))
+                            start = end
+                        done = len(ends)
+                    elif ff.known(key):
                         yield from ff.replay(key)
                     else:
                         ff.begin(skip)
                         yield self._iteration(iteration)
                         ff.end()
                 self._record_iteration(start, epoch)
-                if every and (iteration + 1) % every == 0 and iteration + 1 < self.job.iterations:
+                iteration += done
+                if every and iteration % every == 0 and iteration < iterations:
                     yield from self._pause()
         else:
             pending: list[simpy.Event] = []
@@ -163,12 +176,29 @@ class JobRunner:
                 yield self.env.all_of(pending)
         self.done.succeed()
 
+    def _block(self, iteration: int, skip: frozenset) -> list[frozenset]:
+        """The skipped rows of each iteration of a steady block starting at
+        ``iteration``: up to the next pause or the end, stopping before the first
+        iteration whose state was never recorded."""
+        every, ff, plan = self.job.pause_every, self.fast_forward, self.state.plan
+        stop = self.job.iterations
+        if every:
+            stop = min(stop, (iteration // every + 1) * every)
+        skips = [skip]
+        for following in range(iteration + 1, stop):
+            following_skip = plan.skip(following) if plan.skip is not None else _NONE
+            if not ff.known(ff.key(following_skip)):
+                break
+            skips.append(following_skip)
+        return skips
+
     def _pause(self):
         """SimPy generator: the job idles for ``job.pause`` seconds."""
         device = self.system.devices[self.job.device]
-        energy, start = device.total_energy, self.env.now
         if self.fast_forward is not None:
+            self.fast_forward.boundary()  # the active time's energy, settled up to now
             device.stride = self.fast_forward.stride  # an idle device: long steps are exact
+        energy, start = device.total_energy, self.env.now
         yield self.env.timeout(self.job.pause)
         self.pause_time += self.env.now - start
         self.pause_energy += device.total_energy - energy

@@ -101,6 +101,11 @@ class ThermalNetwork:
         # call overhead on these tiny matrices; this runs every thermal step
         self.theta = pair[0].dot(self.theta) + pair[1].dot(power)
 
+    def advance_exact(self, power: np.ndarray, dt: float) -> None:
+        """Advance ``dt`` seconds (any length) with constant ``power`` (W per node)."""
+        phi, gamma = self._propagators(dt)
+        self.theta = phi.dot(self.theta) + gamma.dot(power)
+
     def steady_state(self, power: np.ndarray) -> np.ndarray:
         """Temperatures (°C) the network settles at under constant ``power``."""
         return np.linalg.solve(self.conductance, power) + self.ambient
