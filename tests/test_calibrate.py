@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-import validation.calibrate.command  # noqa: F401  (registers the command, as its entry point does)
+import validation.calibrate.plugin  # noqa: F401  (registers the command, as its entry point does)
 from simulator.cli import main
 from simulator.errors import ConfigError
 from simulator.library import load_soc, soc_path

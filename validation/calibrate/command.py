@@ -15,7 +15,6 @@ commented "fitted to <file>, <n> rows, <date>", plus a per-row report
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 from pathlib import Path
 
@@ -24,7 +23,6 @@ import pandas as pd
 
 from simulator.errors import ConfigError
 from simulator.library import soc_path
-from simulator.registry import COMMANDS, Command
 from simulator.spec.soc import SocSpec
 from simulator.spec.yamlio import read_yaml, validate
 from validation.calibrate import measurements as meas
@@ -178,24 +176,3 @@ def _print_summary(title: str, table: pd.DataFrame) -> None:
         print(f"  {label:34s} {int(row['n']):5d} {row['median_abs_pct']:10.1f}% "
               f"{row['within10_pct']:5.0f}% {row['within20_pct']:5.0f}% "
               f"{row['median_pct']:+9.1f}%")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command's arguments (``socsim calibrate --help``)."""
-    parser.add_argument("base", help="base SoC: a shipped name or a YAML file")
-    parser.add_argument("measurements", nargs="+",
-                        help="measurement files (CSV/Parquet; docs/calibrate.md)")
-    parser.add_argument("-o", "--output", required=True, help="the new SoC YAML file")
-    parser.add_argument("--params", action="append", metavar="NAME[,NAME...]",
-                        help="parameters to fit (default: what the data identify), e.g. "
-                             "cpu.prime+gold.efficiency.fp32.conv, gpu.offload.switch")
-    parser.add_argument("--cv", type=int, default=5, metavar="K",
-                        help="K-fold cross-validation over the models (0: none; default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="fold permutation seed")
-    parser.add_argument("--name", help="name of the new SoC (default: the output's stem)")
-    parser.add_argument("--date", help="date written in the provenance (default: today, UTC)")
-
-
-COMMANDS.register("calibrate")(
-    Command(help="fit a SoC description to your own measurements",
-            description=__doc__.split("\n\n")[0], add_arguments=add_arguments, run=run))
