@@ -376,35 +376,30 @@ def brief_run(trace, trace_path: Path) -> dict:
     return simulate(spec, traces={0: trace}).metrics
 
 
+def _soc(path: Path) -> None:
+    from simulator import load_soc
+
+    load_soc(str(path))
+
+
 def make_case(kind: str, seed: int, folder: Path) -> tuple[Callable[[], dict | None], str]:
     """The action of fuzz case ``(kind, seed)`` (its files written into ``folder``)
     and a description of the mutation, for messages."""
     rng = random.Random(f"{kind}-{seed}")
-    if kind == "soc":
-        from simulator import load_soc
-
-        source = rng.choice(SOCS)
+    yaml_sources = {"soc": (SOCS, _soc), "experiment": (EXPERIMENTS, _experiment),
+                    "framework": (FRAMEWORKS, _framework)}
+    if kind in yaml_sources:
+        sources, load = yaml_sources[kind]
+        source = rng.choice(sources)
         data, what = mutate_yaml(source.read_text(encoding="utf-8"), rng)
         path = folder / source.name
         path.write_bytes(data)
-        return lambda: load_soc(str(path)) and None, f"{source.name}: {what}"
-    if kind == "experiment":
-        source = rng.choice(EXPERIMENTS)
-        data, what = mutate_yaml(source.read_text(encoding="utf-8"), rng)
-        path = folder / source.name
-        path.write_bytes(data)
-        return lambda: _experiment(path), f"{source.relative_to(ROOT)}: {what}"
+        return lambda: load(path), f"{source.relative_to(ROOT)}: {what}"
     if kind == "trace":
         data, what = mutate_csv(lenet_trace_csv(folder), rng)
         path = folder / "mutated.csv"
         path.write_bytes(data)
         return lambda: _trace(path), f"lenet trace: {what}"
-    if kind == "framework":
-        source = rng.choice(FRAMEWORKS)
-        data, what = mutate_yaml(source.read_text(encoding="utf-8"), rng)
-        path = folder / source.name
-        path.write_bytes(data)
-        return lambda: _framework(path), f"{source.name}: {what}"
     if kind == "onnx":
         data, name, what = mutate_onnx(rng)
         path = folder / f"{name}.onnx"
