@@ -111,6 +111,17 @@ def test_on_the_fpga_output_channel_parts_share_a_broadcast_input():
     assert times[1] < 0.6 * times[0]
 
 
+def test_the_zcu102_fit_moves_the_vanilla_library_only():
+    # the fitted MAC rate is the operator-centric library's own table: HO's kernels run
+    # on the xenos library and keep the processor's, so only Vanilla's time moves
+    from validation.xenos import fit
+    slow, fast = (fit.with_parameters(mac, 0.6, "zcu102") for mac in (0.05, 0.5))
+    vanilla = [fit.latency_s("lstm", "vanilla", spec, "zcu102") for spec in (slow, fast)]
+    ho = [fit.latency_s("lstm", "HO", spec, "zcu102") for spec in (slow, fast)]
+    assert vanilla[0] > 2 * vanilla[1]
+    assert ho[0] == ho[1]
+
+
 def test_every_part_runs_on_one_unit():
     result = xenos("mobilenet_v1", True, True, input_size=64)
     assert set(result.kernels["units"]) == {1}

@@ -39,7 +39,10 @@ estimated accelerator that decide the ratio are fitted: the Vanilla
 the PE array's FP32 lanes an unsplit, load-compute-store operator call keeps
 busy: that library's own ``efficiency`` table, the ``xenos`` library keeping
 the processor's) and the sustained fraction of the PS DDR4 bandwidth.
-Nelder-Mead from 0.1 / 0.6, at most 30 iterations (about 10 min).
+Nelder-Mead from 0.1 / 0.6, at most 30 iterations (about 20 min): 0.041 / 0.235,
+HO 80.4-96.2 % (ShuffleNet least, ResNet-18 most): Vanilla keeps about 1.3 PEs'
+worth of lanes busy, and the fabric sustains 4.0 GB/s from DDR4 (of the order of
+the 4.6-6.5 GB/s Xilinx's DPU B4096 needs at its peak, PG338).
 
 Run: ``python -m validation.xenos.fit [--board tms320c6678|zcu102] [--fit]``.
 """
