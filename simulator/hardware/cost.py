@@ -408,10 +408,7 @@ class CostModel:
         dram_bytes = 0.0
         traffic = []
         broadcast = (proc.broadcast_input and shared_input > 0 and memory_share < 1.0)
-        law = proc.replacement
-
-        def miss(working_set: float, capacity: float) -> float:
-            return miss_ratio(working_set, capacity, law)
+        law = proc.replacement  # how a working set larger than a level misses it
         for level in levels:
             share = memory_share if level.shared else 1.0
             charged = served
@@ -435,18 +432,18 @@ class CostModel:
                 dram_bytes = charged
                 break
             beyond = (weight_bytes
-                      + activations * max(spill, miss(activations, level.capacity)))
+                      + activations * max(spill, miss_ratio(activations, level.capacity, law)))
             if not proc.window_reads_on_chip:
-                beyond += (accesses - footprint) * miss(footprint, level.capacity)
+                beyond += (accesses - footprint) * miss_ratio(footprint, level.capacity, law)
             served = min(served, beyond)
             if len(traffic) == 1 and passes > 0:
                 # the left operand's extra passes, when it does not fit this level
-                served += passes * miss(operand, level.capacity)
+                served += passes * miss_ratio(operand, level.capacity, law)
             if strided:
                 sweep = bytes_in * min(1.0, level.line * window / read_stride)
                 waste = min(read_stride, level.line) / element - 1.0
-                served += bytes_in * waste * miss(sweep, stride_capacity(level,
-                                                                               read_stride))
+                capacity = stride_capacity(level, read_stride)
+                served += bytes_in * waste * miss_ratio(sweep, capacity, law)
         busy_cycles = max(compute_cycles, near_cycles)
         clock_cycles = max(busy_cycles, memory_cycles)
         overlap = lib.memory_overlap if lib is not None else None

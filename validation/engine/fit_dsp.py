@@ -26,11 +26,10 @@ Run: ``python -m validation.engine.fit_dsp``.
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import minimize
 
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
-from scipy.optimize import minimize
-
 from validation.engine.checks import TOLERANCE_CELL, TOLERANCE_OP
 from validation.fitting import least_squares_log
 from validation.mandheling import refs
