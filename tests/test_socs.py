@@ -129,7 +129,8 @@ def _fits(soc) -> dict:
     big_trips = [t.temperature for t in thermal.trips if t.sensor == "cpu_big"]
     return {
         "dsp": (dict(dsp.efficiency), dict(dsp.memory_efficiency), dsp.dispatch_overhead,
-                dsp.dram_bandwidth, dsp.offload.switch, dsp.offload.bandwidth),
+                dsp.dram_bandwidth, dict(dsp.memory_bandwidth), dsp.replacement,
+                dsp.batch_padding, dsp.offload.switch, dsp.offload.bandwidth),
         "package": (thermal.nodes["package"].capacity,
                     sorted((sorted(link.between), link.conductance) for link in thermal.links
                            if "package" in link.between)),

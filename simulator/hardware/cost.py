@@ -36,7 +36,10 @@ that must come from beyond level ``j`` of capacity ``C_j`` are
 
 with ``M_0 = R``, ``A = bytes_in + bytes_out`` (activations just written by the
 producer stay resident when they fit) and ``miss(x, C) = max(0, 1 - C/x)``,
-the capacity-miss ratio of a random-replacement cache. Level ``j`` serves
+the capacity-miss ratio of a random-replacement cache. A processor with
+``replacement: lru`` has ``miss(x, C) = 1`` for ``x > C`` instead: its kernels
+sweep their tensors in order, and under LRU-like replacement a sweep longer than
+the level evicts every line before coming back to it. Level ``j`` serves
 ``M_{j-1}`` bytes. On a processor with ``window_reads_on_chip`` the window
 re-reads ``R - W`` stop at the nearest level (the last term is dropped).
 
@@ -113,6 +116,11 @@ unchanged. Like ``gemm_half_channels``, only with the processor's own table.
 SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
 useful work (a 3-wide kernel row in 4-wide vectors wastes 1/4); compute
 efficiency is multiplied by ``1 - simd_waste``.
+
+Batch padding (a processor's ``batch_padding``): a batch above ``above`` is
+padded to a multiple of ``multiple``; its bytes (the working set) grow by
+``padded / batch``, and so do its operations unless ``compute`` is false (the
+library computes the real images only).
 
 Sharing (``memory_share``, from the placement): a kernel that runs side by side
 with sibling kernels of one split (one part per unit) gets that fraction of the
@@ -200,10 +208,13 @@ class Unsupported(Exception):
     """The kernel cannot run on the processor (precision or op kind)."""
 
 
-def miss_ratio(working_set: float, capacity: float) -> float:
-    """Capacity-miss ratio of a random-replacement cache: ``max(0, 1 - C/W)``."""
+def miss_ratio(working_set: float, capacity: float, replacement: str = "random") -> float:
+    """Capacity-miss ratio of a cache: ``max(0, 1 - C/W)`` under random
+    replacement; 1 once ``W > C`` under ``lru`` (an in-order sweep)."""
     if working_set <= capacity or working_set <= 0:
         return 0.0
+    if replacement == "lru":
+        return 1.0
     return 1.0 - capacity / working_set
 
 
@@ -263,6 +274,8 @@ def memory_levels(soc: SocSpec, proc: ProcessorSpec, units: int) -> list[MemoryL
             capacity = math.inf
             if proc.dram_bandwidth is not None:
                 bandwidth = min(bandwidth, proc.dram_bandwidth)
+        elif name in proc.memory_bandwidth:
+            bandwidth = min(bandwidth, proc.memory_bandwidth[name])
         levels.append(MemoryLevel(name, capacity, None, bandwidth, mem.line_size, True))
     return levels
 
@@ -336,7 +349,9 @@ class CostModel:
             multiple = proc.batch_padding.multiple
             padded = math.ceil(batch / multiple) * multiple
             scale = padded / batch
-            flops, bytes_in, bytes_out = flops * scale, bytes_in * scale, bytes_out * scale
+            bytes_in, bytes_out = bytes_in * scale, bytes_out * scale
+            if proc.batch_padding.compute:
+                flops *= scale
         if lib is not None:
             efficiency = lookup(lib.efficiency, precision, op, pass_, fallback=proc.efficiency)
         else:
@@ -393,6 +408,7 @@ class CostModel:
         dram_bytes = 0.0
         traffic = []
         broadcast = (proc.broadcast_input and shared_input > 0 and memory_share < 1.0)
+        law = proc.replacement  # how a working set larger than a level misses it
         for level in levels:
             share = memory_share if level.shared else 1.0
             charged = served
@@ -416,18 +432,18 @@ class CostModel:
                 dram_bytes = charged
                 break
             beyond = (weight_bytes
-                      + activations * max(spill, miss_ratio(activations, level.capacity)))
+                      + activations * max(spill, miss_ratio(activations, level.capacity, law)))
             if not proc.window_reads_on_chip:
-                beyond += (accesses - footprint) * miss_ratio(footprint, level.capacity)
+                beyond += (accesses - footprint) * miss_ratio(footprint, level.capacity, law)
             served = min(served, beyond)
             if len(traffic) == 1 and passes > 0:
                 # the left operand's extra passes, when it does not fit this level
-                served += passes * miss_ratio(operand, level.capacity)
+                served += passes * miss_ratio(operand, level.capacity, law)
             if strided:
                 sweep = bytes_in * min(1.0, level.line * window / read_stride)
                 waste = min(read_stride, level.line) / element - 1.0
-                served += bytes_in * waste * miss_ratio(sweep, stride_capacity(level,
-                                                                               read_stride))
+                capacity = stride_capacity(level, read_stride)
+                served += bytes_in * waste * miss_ratio(sweep, capacity, law)
         busy_cycles = max(compute_cycles, near_cycles)
         clock_cycles = max(busy_cycles, memory_cycles)
         overlap = lib.memory_overlap if lib is not None else None

@@ -10,6 +10,7 @@ the device around it.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -128,10 +129,16 @@ class Offload(Strict):
 
 class BatchPadding(Strict):
     """Batch padding of a vendor library: batches above ``above`` are padded up
-    to a multiple of ``multiple`` (Hexagon NN: above 4, to a multiple of 32)."""
+    to a multiple of ``multiple`` (Hexagon NN: above 4, to a multiple of 32).
+
+    ``compute``: the padded images are computed too (their operations count);
+    False: the padding holds buffers (the working set the caches see) but the
+    kernels compute the real images only.
+    """
 
     above: int = Field(ge=1)
     multiple: int = Field(ge=1)
+    compute: bool = True
 
 
 class LibrarySpec(Strict):
@@ -290,6 +297,14 @@ class ProcessorSpec(Strict):
         shared_memories: names of device memories reached next, nearest first
             (the last must be ``dram``).
         dram_bandwidth: cap on this processor's own DRAM path.
+        memory_bandwidth: caps on this processor's own path to other shared
+            memories, by name (``{slc: 1 GB/s}``: a DSP reaches the system cache
+            through its own, slower port).
+        replacement: how a working set that exceeds a cache level misses it:
+            ``random`` (default) ``1 - C/W`` of the accesses (random replacement,
+            accesses spread over the working set); ``lru``: all of them (kernels
+            that sweep their tensors in order, under LRU-like replacement, evict
+            every line before the sweep comes back to it).
         unsupported_ops: op kinds this processor cannot run.
         batch_padding: batch padding rule of its kernel library.
         offload: present when the processor has its own address space.
@@ -319,6 +334,8 @@ class ProcessorSpec(Strict):
     caches: list[CacheLevel] = Field(default_factory=list)
     shared_memories: list[str] = Field(default_factory=lambda: ["dram"])
     dram_bandwidth: BytesPerSecond | None = Field(default=None, gt=0)
+    memory_bandwidth: dict[str, BytesPerSecond] = Field(default_factory=dict)
+    replacement: Literal["random", "lru"] = "random"
     unsupported_ops: list[str] = Field(default_factory=list)
     batch_padding: BatchPadding | None = None
     offload: Offload | None = None
@@ -432,6 +449,16 @@ class ProcessorSpec(Strict):
         if not value or value[-1] != "dram":
             raise ValueError("the last shared memory must be 'dram'")
         return value
+
+    @model_validator(mode="after")
+    def _capped_memories_reached(self) -> ProcessorSpec:
+        for name in self.memory_bandwidth:
+            if name == "dram":
+                raise ValueError("memory_bandwidth: cap dram with dram_bandwidth")
+            if name not in self.shared_memories:
+                raise ValueError(f"memory_bandwidth.{name}: not one of shared_memories "
+                                 f"({', '.join(self.shared_memories)})")
+        return self
 
 
 def _check_precision(precision: str) -> None:

@@ -1,16 +1,24 @@
 """Fit the Hexagon 698 (SD865) DSP to Mandheling's DSP measurements.
 
-Three parameters, fitted jointly by least squares on log error (the project's
+Four parameters, fitted jointly by least squares on log error (the project's
 fitting engine, :func:`validation.fitting.least_squares_log`, in log space within
 physical bounds):
 
 * conv efficiency (fraction of the HVX INT8 peak a convolution reaches),
 * dispatch overhead (FastRPC call + graph step per op),
-* the DSP's L2-miss-bound DRAM path bandwidth,
+* the DSP's path to the system-level cache (its L2 misses that the SLC holds),
+* the DSP's DRAM path (what misses the SLC too),
 
 to the 18 cells of the 64->64 3x3 INT8 conv batch/input table and the DSP
-column of the DSP-unfriendly op table. The cache capacity (1 MiB L2), clock
-(500 MHz) and batch padding rule are facts from the paper and are not fitted.
+column of the DSP-unfriendly op table. Two steps: least squares on log error
+(the project's usual loss) gives a start; then the worst error relative to its
+check's tolerance, over those 21 cells and the 32x32 b8/b4 cliff ratio (two of
+the cells, checked on its own), is minimised (Nelder-Mead in log space). Least
+squares alone leaves the ratio at +31 %: the model gives 8x8 b64 and 32x32 b4
+(the same multiply-accumulates and bytes) one latency, measured 1.84 and
+2.50 ms, and the squares trade them against the cliff. The capacities (1 MiB L2 from the paper,
+the SoC's 3 MiB SLC), the clock (500 MHz), the replacement law and the batch
+padding rule are not fitted (see ``socs/snapdragon865.yaml``).
 
 Run: ``python -m validation.engine.fit_dsp``.
 """
@@ -18,9 +26,11 @@ Run: ``python -m validation.engine.fit_dsp``.
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import minimize
 
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
+from validation.engine.checks import TOLERANCE_CELL, TOLERANCE_OP
 from validation.fitting import least_squares_log
 from validation.mandheling import refs
 from validation.micro import conv_row, kernel_row
@@ -38,11 +48,13 @@ def reference_rows() -> list[tuple[dict, float]]:
     return cells
 
 
-def predict(soc, rows, efficiency: float, overhead: float, dram: float) -> np.ndarray:
-    """Predicted ms of ``rows`` with the three parameters replaced."""
+def predict(soc, rows, efficiency: float, overhead: float, dram: float,
+            slc: float) -> np.ndarray:
+    """Predicted ms of ``rows`` with the four parameters replaced."""
     dsp = soc.dsp.model_copy(update={
         "efficiency": {**soc.dsp.efficiency, "conv": efficiency},
-        "dispatch_overhead": overhead, "dram_bandwidth": dram})
+        "dispatch_overhead": overhead, "dram_bandwidth": dram,
+        "memory_bandwidth": {**soc.dsp.memory_bandwidth, "slc": slc}})
     model = CostModel(soc.model_copy(update={"dsp": dsp}))
     freq = dsp.opps[-1].frequency
     return np.array([model.kernel_cost("dsp", dsp.units, row).duration(freq) * 1e3
@@ -55,21 +67,44 @@ def fit(soc_name: str = "snapdragon865") -> dict[str, float]:
     cells = reference_rows()
     rows = [row for row, _ in cells]
     reference = np.array([ms for _, ms in cells])
+    n_conv = len(refs.CONV_BATCHES) * len(refs.CONV_CLIFF_MS)
+    # the 32x32 b4 and b8 cells (rows follow CONV_CLIFF_MS, then CONV_BATCHES)
+    b4 = list(refs.CONV_CLIFF_MS).index(32) * len(refs.CONV_BATCHES) + refs.CONV_BATCHES.index(4)
+    b8 = b4 + 1
+    tolerance = np.array([TOLERANCE_CELL] * n_conv + [TOLERANCE_OP] * (len(cells) - n_conv)
+                         + [TOLERANCE_CELL]) / 100
 
-    def residuals(x: np.ndarray) -> np.ndarray:
-        efficiency, overhead_ms, dram_mbs = x
-        sim = predict(soc, rows, efficiency, overhead_ms * 1e-3, dram_mbs * 1e6)
-        return np.log(sim / reference)
+    def simulate(x: np.ndarray) -> np.ndarray:
+        efficiency, overhead_ms, dram_mbs, slc_mbs = x
+        return predict(soc, rows, efficiency, overhead_ms * 1e-3, dram_mbs * 1e6, slc_mbs * 1e6)
+
+    def log_errors(x: np.ndarray) -> np.ndarray:
+        """log(simulated / measured) of the 21 cells and of the cliff ratio."""
+        sim = simulate(x)
+        ratio = (sim[b8] / sim[b4]) / (reference[b8] / reference[b4])
+        return np.append(np.log(sim / reference), np.log(ratio))
 
     start = [soc.dsp.efficiency.get("conv", 0.3), soc.dsp.dispatch_overhead * 1e3,
-             (soc.dsp.dram_bandwidth or 1e9) / 1e6]
-    # a fraction of the HVX peak; a positive per-op cost (ms) and DRAM path (MB/s)
-    best = least_squares_log(residuals, start, [0.01, 1e-6, 1.0], [1.0, 1e3, 1e6])
-    sim = predict(soc, rows, best[0], best[1] * 1e-3, best[2] * 1e6)
-    errors = np.abs(sim - reference) / reference * 100
+             (soc.dsp.dram_bandwidth or 1e9) / 1e6,
+             soc.dsp.memory_bandwidth.get("slc", 1e9) / 1e6]
+    # a fraction of the HVX peak; a positive per-op cost (ms); DRAM and SLC paths (MB/s)
+    lower, upper = np.array([0.01, 1e-6, 1.0, 1.0]), np.array([1.0, 1e3, 1e6, 1e6])
+    squares = least_squares_log(lambda x: log_errors(x)[:-1], start, lower, upper)
+
+    def worst(log_x: np.ndarray) -> float:
+        x = np.exp(np.clip(log_x, np.log(lower), np.log(upper)))
+        return float(np.max(np.abs(log_errors(x)) / np.log1p(tolerance)))
+
+    result = minimize(worst, np.log(squares), method="Nelder-Mead",
+                      options={"xatol": 1e-6, "fatol": 1e-6, "maxiter": 4000})
+    best = np.exp(np.clip(result.x, np.log(lower), np.log(upper)))
+    errors = np.abs(simulate(best) - reference) / reference * 100
     return {"conv_efficiency": best[0], "dispatch_overhead_ms": best[1],
-            "dram_bandwidth_MBps": best[2], "conv_table_median_error_pct":
-            float(np.median(errors[:18])), "op_table_max_error_pct": float(errors[18:].max())}
+            "dram_bandwidth_MBps": best[2], "slc_bandwidth_MBps": best[3],
+            "worst_error_over_tolerance": worst(np.log(best)),
+            "conv_table_median_error_pct": float(np.median(errors[:n_conv])),
+            "conv_table_max_error_pct": float(errors[:n_conv].max()),
+            "op_table_max_error_pct": float(errors[n_conv:].max())}
 
 
 if __name__ == "__main__":

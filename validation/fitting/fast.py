@@ -85,9 +85,11 @@ class FastCase:
                 self.served[units].append(served)
                 if math.isinf(level.capacity):
                     break
-                beyond = weights + activations * _miss(activations, level.capacity)
+                law = proc.replacement
+                beyond = weights + activations * _miss(activations, level.capacity, law)
                 if not proc.window_reads_on_chip:
-                    beyond = beyond + (accesses - footprint) * _miss(footprint, level.capacity)
+                    beyond = beyond + (accesses - footprint) * _miss(footprint, level.capacity,
+                                                                     law)
                 served = np.minimum(served, beyond)
         # host I/O bytes: inputs of the first kernels, outputs of the last ones
         self.io_bytes = (sum(bytes_in[r] for r, p in enumerate(trace.preds) if not p)
@@ -181,7 +183,10 @@ class FastCase:
         return total
 
 
-def _miss(working_set: np.ndarray, capacity: float) -> np.ndarray:
+def _miss(working_set: np.ndarray, capacity: float, replacement: str = "random") -> np.ndarray:
+    """:func:`simulator.hardware.cost.miss_ratio`, element-wise."""
+    if replacement == "lru":
+        return np.where(working_set > capacity, 1.0, 0.0)
     return np.where(working_set > capacity, 1.0 - capacity / np.maximum(working_set, 1e-300),
                     0.0)
 
