@@ -84,6 +84,22 @@ def test_fast_model_is_the_engine_at_any_clock():
                                                                  rel=1e-9)
 
 
+def test_fast_model_follows_winograd_like_the_engine():
+    """3x3 stride-1 convolutions on a Winograd library (the GTX 1080 Ti's cuDNN, 2.25)."""
+    soc = load_soc("desktop-i7-1080ti")
+    assert soc.gpu.winograd_reduction > 1
+    trace = _trace("resnet18", "", "inference", 1, "fp32", ".")
+    table = trace.table
+    assert ((table["op"] == "conv") & (table["kernel"] == 3) & (table["stride"] == 1)).any()
+    s = Setting("gpu")
+    fast = FastCase(soc, trace, s).latency(soc)
+    assert fast == pytest.approx(engine_latency(soc, trace, s), rel=1e-9)
+    # ... and it matters: without the reduction the same convolutions take longer
+    direct = soc.model_copy(update={"gpu": soc.gpu.model_copy(
+        update={"winograd_reduction": 1.0})})
+    assert FastCase(direct, trace, s).latency(direct) > fast * 1.01
+
+
 def test_calibrate_recovers_known_parameters(truth, tmp_path, capsys):
     measured, base, soc = truth
     out = tmp_path / "fitted.yaml"
