@@ -84,6 +84,22 @@ def test_fast_model_is_the_engine_at_any_clock():
                                                                  rel=1e-9)
 
 
+def test_fast_model_follows_winograd_like_the_engine():
+    """3x3 stride-1 convolutions on a Winograd library (the GTX 1080 Ti's cuDNN, 2.25)."""
+    soc = load_soc("desktop-i7-1080ti")
+    assert soc.gpu.winograd_reduction > 1
+    trace = _trace("resnet18", "", "inference", 1, "fp32", ".")
+    table = trace.table
+    assert ((table["op"] == "conv") & (table["kernel"] == 3) & (table["stride"] == 1)).any()
+    s = Setting("gpu")
+    fast = FastCase(soc, trace, s).latency(soc)
+    assert fast == pytest.approx(engine_latency(soc, trace, s), rel=1e-9)
+    # ... and it matters: without the reduction the same convolutions take longer
+    direct = soc.model_copy(update={"gpu": soc.gpu.model_copy(
+        update={"winograd_reduction": 1.0})})
+    assert FastCase(direct, trace, s).latency(direct) > fast * 1.01
+
+
 def test_calibrate_recovers_known_parameters(truth, tmp_path, capsys):
     measured, base, soc = truth
     out = tmp_path / "fitted.yaml"
@@ -166,6 +182,45 @@ def test_unidentifiable_parameter_is_a_one_line_error(truth, tmp_path, capsys, p
     line = one_line(capsys.readouterr().err)
     assert line.startswith("socsim: error: --params: ") and reason in line, line
     assert not out.exists()
+
+
+def test_identifiability_does_not_depend_on_the_start(truth, tmp_path, capsys):
+    """An efficiency so high in the base that its kernels are memory-bound moves no
+    measurement there; the data still pin it where its kernels are compute-bound (the
+    GPU's global pooling, 0.0052 in the truth): it is found by a scan of its range and
+    fitted from there. One the data bound from one side only is refused."""
+    measured, base, soc = truth
+    assert soc.gpu.efficiency["global_pool"] < 0.01
+    # per-kind GPU rows (as from op profiling) besides the end-to-end ones: the kernels
+    # alone, which the fast model gives as the engine does
+    rows = pd.read_csv(measured)
+    rows = rows[rows["processor"] == "gpu"].drop(columns="energy_j")
+    extra = []
+    for model in MODELS:
+        case = FastCase(soc, _trace(model, "", "inference", 1, "fp32", "."), Setting("gpu"))
+        extra += [{"model": model, "processor": "gpu", "cores": 1, "op": kind,
+                   "latency_ms": case.latency(soc, kind) * 1e3}
+                  for kind in ("conv", "global_pool") if kind in case.kinds]
+    measured = tmp_path / "gpu.csv"
+    pd.concat([rows, pd.DataFrame(extra)]).to_csv(measured, index=False)
+    raw = yaml.safe_load(base.read_text())
+    raw["gpu"]["efficiency"]["global_pool"] = 0.3
+    high = tmp_path / "high.yaml"
+    high.write_text(yaml.safe_dump(raw, sort_keys=False))
+    out = tmp_path / "fitted.yaml"
+    params = "gpu.efficiency.fp32.global_pool,gpu.efficiency.fp32.conv,gpu.dispatch_overhead"
+    assert main(["calibrate", str(high), str(measured), "-o", str(out), "--params", params,
+                 "--cv", "0"]) == 0
+    fitted = load_soc(str(out))
+    assert fitted.gpu.efficiency["global_pool"] == pytest.approx(
+        soc.gpu.efficiency["global_pool"], rel=2e-3)
+    capsys.readouterr()
+    # the GPU's depthwise kernels are memory-bound at the truth's value: any value above
+    # fits as well, so the data give a lower bound only
+    assert main(["calibrate", str(high), str(measured), "-o", str(tmp_path / "never.yaml"),
+                 "--cv", "0", "--params", "gpu.efficiency.fp32.dwconv"]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert "gpu.efficiency.fp32.dwconv cannot be fitted" in line and "from below only" in line
 
 
 def test_parameters_the_data_move_alike_are_refused(truth, tmp_path, capsys):

@@ -33,6 +33,13 @@ MIN_SENSITIVITY = 0.02
 MIN_SINGULAR = 0.02
 # log-space step of the finite-difference sensitivities
 STEP = 1e-3
+# A parameter no measurement depends on at its start is scanned at this many log-spaced
+# values across its bounds (a factor ~2.2 apart for an efficiency's 1e-4..1)
+SCAN_POINTS = 13
+# ... and fitted if a value fits the rows on its processor better than its start by a
+# likelihood-ratio test: n log(loss_start / loss_best) >= the 95 % point of chi-square
+# with one degree of freedom (Gaussian log errors)
+LR_THRESHOLD = 3.84
 
 
 def least_squares_log(residuals: Callable[[np.ndarray], np.ndarray], start: Sequence[float],
@@ -106,6 +113,7 @@ class Problem:
         self.raw, self.soc, self.rows = raw, soc, rows
         self.energy_rows = list(energy_rows or [])
         self.measured = np.array([r.measured for r in rows])
+        self._sharp: dict = {}  # memo of :meth:`_fit_sharp`
 
     def predict(self, soc: SocSpec, rows: list[Row] | None = None) -> np.ndarray:
         """Simulated seconds of ``rows`` (default all) with ``soc``."""
@@ -144,32 +152,83 @@ class Problem:
         """Where the fit of ``param`` starts: the base's value (inside its bounds)."""
         return param.start(self.soc)
 
-    def sensitivities(self, params: list[Parameter]) -> np.ndarray:
-        """d log(simulated) / d log(parameter) per row (rows x parameters), at the
-        starting values (a one-sided step down: bounds are upper limits).
-
-        Taken at the start only: a parameter may matter elsewhere in its range (an
-        efficiency so high that its kernels are memory-bound matters once lower), but
-        looking there lets the fit turn the costs of small memory-bound operators into
-        free knobs that absorb other models' errors (tried: pooling efficiencies fell
-        to 0.003 while the per-operator cost halved), so such a parameter is reported
-        and left to the user (lower it in the base, then ask for it).
-        """
-        start = np.array([self.start(p) for p in params])
-        base = np.log(self.predict(self.soc_with(params, start)))
+    def sensitivities(self, params: list[Parameter], rows: list[Row] | None = None,
+                      values=None) -> np.ndarray:
+        """d log(simulated) / d log(parameter) per row of ``rows`` (default all) x
+        parameter, at ``values`` (default the starting values; a one-sided step down:
+        bounds are upper limits)."""
+        rows = self.rows if rows is None else rows
+        start = (np.array([self.start(p) for p in params]) if values is None
+                 else np.array(values, float))
+        base = np.log(self.predict(self.soc_with(params, start), rows))
         columns = []
         for j in range(len(params)):
             step = start.copy()
             step[j] *= np.exp(-STEP)
-            columns.append((np.log(self.predict(self.soc_with(params, step))) - base) / -STEP)
-        return np.array(columns).T if columns else np.zeros((len(self.rows), 0))
+            columns.append((np.log(self.predict(self.soc_with(params, step), rows)) - base)
+                           / -STEP)
+        return np.array(columns).T if columns else np.zeros((len(rows), 0))
+
+    def scan(self, param: Parameter, fixed: list[Parameter], values, rows: list[Row]
+             ) -> tuple[float, float, float | None]:
+        """The loss along ``param``'s whole range, the ``fixed`` parameters at ``values``.
+
+        The loss (sum of squared log errors) of the rows on ``param``'s processors at
+        :data:`SCAN_POINTS` log-spaced values across its bounds and at its start.
+
+        Returns:
+            (the best value (the start on ties), the likelihood-ratio statistic of the
+            best against the start: ``n log(loss_start / loss_best)`` over the ``n``
+            rows, the lowest scanned value that predicts every row as the start does
+            (None: no scanned value other than the start does)).
+        """
+        mine = [r for r in rows if not param.processors
+                or r.case.setting.processor in param.processors]
+        start = self.start(param)
+        if not mine:
+            return start, 0.0, None
+        measured = np.array([r.measured for r in mine])
+        lower, upper = param.bounds
+        grid = sorted({*np.geomspace(lower, upper, SCAN_POINTS).tolist(), start})
+        predicted = {v: self.predict(self.soc_with([*fixed, param], [*values, v]), mine)
+                     for v in grid}
+        loss = {v: float(np.sum(np.log(p / measured) ** 2)) for v, p in predicted.items()}
+        best = min(grid, key=lambda v: (loss[v], v != start))
+        statistic = (len(mine) * float(np.log(loss[start] / loss[best]))
+                     if loss[best] > 0 else np.inf)
+        alike = [v for v in grid if v != start
+                 and np.allclose(predicted[v], predicted[start], rtol=1e-9, atol=0)]
+        return best, statistic, (min(alike) if alike else None)
+
+    def _fit_sharp(self, params: list[Parameter], groups: set[str] | None) -> np.ndarray:
+        """The plain least-squares fit of ``params`` from their starts (memoised: the
+        first stage of :meth:`_fit_latency` and of :meth:`unidentifiable`)."""
+        key = (tuple(p.name for p in params), None if groups is None else frozenset(groups))
+        if key not in self._sharp:
+            rows = [r for r in self.rows if groups is None or r.group in groups]
+            self._sharp[key] = self._least_squares(params, rows,
+                                                   [self.start(p) for p in params])
+        return self._sharp[key]
 
     def unidentifiable(self, params: list[Parameter]) -> list[tuple[Parameter, str]]:
         """The parameters the data cannot pin down, each with the reason (empty: all fine).
 
-        Two reasons: no measurement moves (:data:`MIN_SENSITIVITY`), or the
-        parameter moves the measurements only the way others do (its column of
-        sensitivities is a combination of theirs, :data:`MIN_SINGULAR`).
+        Identifiability is a property of the measurements and the model over each
+        parameter's whole range, not of where the fit starts:
+
+        * a parameter that moves some measurement at its start by at least
+          :data:`MIN_SENSITIVITY` is identifiable there;
+        * one that moves none there (an efficiency so high that its kernels are
+          memory-bound) is scanned across its bounds (:meth:`scan`) with the others
+          fitted: it is identifiable if some value fits the measurements on its
+          processor better than its start by a likelihood-ratio test
+          (:data:`LR_THRESHOLD`: the data prefer a value where it matters), the others
+          of its processor fitted again at that value (:meth:`_profile`). If no value
+          does, the data bound it from one side only (every value above the one where
+          its kernels turn memory-bound fits alike) and it cannot be fitted;
+        * a parameter that moves the measurements only the way others do (its column
+          of sensitivities is a combination of theirs, :data:`MIN_SINGULAR`) cannot be
+          told apart from them; for a scanned one this is judged at its best value.
         """
         if not params:
             return []
@@ -184,9 +243,14 @@ class Problem:
         params = [p for p in params if not p.energy]
         sens = self.sensitivities(params)
         peak = np.abs(sens).max(axis=0) if len(sens) else np.zeros(len(params))
+        flat = []
         for p, s in zip(params, peak):
             if s < MIN_SENSITIVITY:
-                found.append((p, self._why_insensitive(p, s)))
+                why = self._why_insensitive(p)
+                if why:
+                    found.append((p, why))
+                else:
+                    flat.append(p)
         keep = [j for j, s in enumerate(peak) if s >= MIN_SENSITIVITY]
         while len(keep) > 1:
             cols = sens[:, keep] / np.linalg.norm(sens[:, keep], axis=0)
@@ -205,12 +269,108 @@ class Problem:
                           + ", ".join(others) + f" (they move every row alike; smallest "
                           f"singular value {singular[-1]:.1e})"))
             keep.remove(worst)
+        if flat:
+            found += self._rounds([params[j] for j in keep], flat, None, judge=True)[2]
         return found
 
-    def _why_insensitive(self, p: Parameter, peak: float) -> str:
+    def _rounds(self, sharp: list[Parameter], flat: list[Parameter],
+                groups: set[str] | None, judge: bool
+                ) -> tuple[list[Parameter], list[float], list[tuple[Parameter, str]]]:
+        """Forward rounds over the ``flat`` parameters (moving no row at their start).
+
+        ``sharp`` is fitted first; each round scans every flat parameter not yet taken
+        (:meth:`scan`, the taken ones fitted), takes those whose best value is not their
+        start (with ``judge``: those that also pass the likelihood-ratio test and can be
+        told apart from the others there) and fits them with the taken ones from their best
+        values. Rounds end when none is taken: a kernel kind may matter only once another
+        one has moved.
+
+        Returns:
+            (the parameters fitted, their values, the flat ones not taken with reasons).
+        """
+        rows = [r for r in self.rows if groups is None or r.group in groups]
+        fixed = list(sharp)
+        values = list(self._fit_sharp(sharp, groups)) if sharp else []
+        remaining, reasons = list(flat), {}
+        while remaining:
+            taken, starts = [], []
+            for p in remaining:
+                best, statistic, plateau = self.scan(p, fixed, values, rows)
+                if judge and best != self.start(p) and statistic < LR_THRESHOLD:
+                    statistic = self._profile(p, best, fixed, values, rows)
+                if best == self.start(p) or (judge and statistic < LR_THRESHOLD):
+                    reasons[p.name] = _flat_reason(p, self.start(p), best, statistic,
+                                                   plateau)
+                    continue
+                if judge:
+                    why = self._inseparable(p, best, [*fixed, *taken], [*values, *starts],
+                                            rows)
+                    if why:
+                        reasons[p.name] = why
+                        continue
+                taken.append(p)
+                starts.append(best)
+            if not taken:
+                break
+            fixed += taken
+            values = list(self._least_squares(fixed, rows, [*values, *starts]))
+            remaining = [p for p in remaining if p not in taken]
+        return fixed, values, [(p, reasons[p.name]) for p in remaining]
+
+    def _inseparable(self, param: Parameter, value: float, others: list[Parameter],
+                     values, rows: list[Row]) -> str | None:
+        """Why ``param`` at ``value`` cannot be told apart from ``others`` (at
+        ``values``): its column of sensitivities is (nearly) a combination of theirs
+        (distance from their span below :data:`MIN_SINGULAR`); None if it can."""
+        if not others:
+            return None
+        sens = self.sensitivities([*others, param], rows, [*values, value])
+        norms = np.linalg.norm(sens, axis=0)
+        cols = sens / np.where(norms > 0, norms, 1)
+        fit = np.linalg.lstsq(cols[:, :-1], cols[:, -1], rcond=None)[0]
+        distance = float(np.linalg.norm(cols[:, -1] - cols[:, :-1] @ fit))
+        if distance >= MIN_SINGULAR:
+            return None
+        partners = [others[j].name for j in np.argsort(-np.abs(fit))[:3] if abs(fit[j]) > 0.2]
+        return (f"at its best value ({_short(value, param)}) the measurements cannot separate "
+                f"it from {', '.join(partners)} (distance {distance:.1e})")
+
+    def _profile(self, param: Parameter, value: float, fixed: list[Parameter], values,
+                 rows: list[Row]) -> float:
+        """The likelihood-ratio statistic of ``param`` at ``value`` against its start
+        with the ``fixed`` parameters of its processors fitted again (a scan holds them
+        where they fit with ``param`` at its start, where they may have absorbed its
+        kernels' time: the profile of the loss, not a slice of it)."""
+        mine = [r for r in rows if not param.processors
+                or r.case.setting.processor in param.processors]
+        local = [j for j, q in enumerate(fixed) if not q.processors or not param.processors
+                 or set(q.processors) & set(param.processors)]
+        measured = np.array([r.measured for r in mine])
+
+        def residuals(free: np.ndarray, at: float) -> np.ndarray:
+            current = list(values)
+            for j, v in zip(local, free):
+                current[j] = v
+            soc = self.soc_with([*fixed, param], [*current, at])
+            return np.log(self.predict(soc, mine) / measured)
+
+        start = float(np.sum(residuals(np.array([values[j] for j in local]),
+                                       self.start(param)) ** 2))
+        if local:
+            lower, upper = log_bounds([fixed[j] for j in local])
+            free = least_squares_log(lambda v: residuals(v, value),
+                                     [values[j] for j in local], np.exp(lower), np.exp(upper))
+        else:
+            free = np.zeros(0)
+        best = float(np.sum(residuals(free, value) ** 2))
+        return len(mine) * float(np.log(start / best)) if best > 0 else np.inf
+
+    def _why_insensitive(self, p: Parameter) -> str | None:
+        """Why ``p`` moves no measurement when the data plainly do not exercise it
+        (None: they do, only not at its start)."""
         settings = [r.case.setting for r in self.rows]
         if p.kind == "memory.efficiency":
-            return f"no measured kernel is bound by {p.path[0]} (largest effect {peak:.2g})"
+            return None
         mine = [s for s in settings if s.processor in p.processors]
         if not mine:
             return f"no measurement runs on {'/'.join(p.processors)}"
@@ -224,8 +384,7 @@ class Problem:
             cases = [r.case for r in self.rows if r.case.setting in mine]
             if not any((c.ops == p.path[2]).any() for c in cases):
                 return f"no measured model has {p.path[2]} kernels there"
-        return (f"at its start a 1 % change moves no measurement by more than {peak:.2g} % "
-                f"(threshold {MIN_SENSITIVITY:g} %)")
+        return None
 
     def check(self, params: list[Parameter]) -> None:
         """Raise a one-line ConfigError (``--params``) naming the first parameter the
@@ -276,17 +435,32 @@ class Problem:
         return np.array([fitted[p.name] for p in params])
 
     def _fit_latency(self, params: list[Parameter], groups: set[str] | None) -> np.ndarray:
+        """Least squares from the starts; parameters no training row depends on at their
+        start (memory-bound kernels) are taken in by forward rounds (:meth:`_rounds`)
+        from the best values of scans of their ranges, since a local fit cannot leave a
+        region where the loss is flat."""
         if not params:
             return np.zeros(0)
         rows = [r for r in self.rows if groups is None or r.group in groups]
+        sens = self.sensitivities(params, rows)
+        flat = np.abs(sens).max(axis=0) < MIN_SENSITIVITY if len(rows) else \
+            np.ones(len(params), bool)
+        if not flat.any():
+            return self._least_squares(params, rows, [self.start(p) for p in params])
+        fixed, values, _ = self._rounds([p for p, f in zip(params, flat) if not f],
+                                        [p for p, f in zip(params, flat) if f], groups,
+                                        judge=False)
+        fitted = dict(zip([p.name for p in fixed], values))
+        return np.array([fitted.get(p.name, self.start(p)) for p in params])
+
+    def _least_squares(self, params: list[Parameter], rows: list[Row], starts) -> np.ndarray:
         measured = np.array([r.measured for r in rows])
         lower, upper = log_bounds(params)
 
         def residuals(values: np.ndarray) -> np.ndarray:
             return np.log(self.predict(self.soc_with(params, values), rows) / measured)
 
-        return least_squares_log(residuals, [self.start(p) for p in params],
-                                 np.exp(lower), np.exp(upper))
+        return least_squares_log(residuals, starts, np.exp(lower), np.exp(upper))
 
     def predict_energy(self, soc: SocSpec, rows: list[EnergyRow] | None = None
                        ) -> np.ndarray:
@@ -348,3 +522,29 @@ def summarize(errors: np.ndarray, labels: Sequence[str]) -> pd.DataFrame:
                        "within20_pct": float(np.mean(np.abs(e) <= 20) * 100),
                        "median_pct": float(np.median(e))}
     return pd.DataFrame(rows).T
+
+
+def _short(value: float, param: Parameter) -> str:
+    """``value`` in ``param``'s unit, for messages."""
+    if param.unit == "s":
+        return f"{value * 1e6:.3g} us"
+    if param.unit == "F":
+        return f"{value * 1e9:.3g} nF"
+    return f"{value:.3g}"
+
+
+def _flat_reason(param: Parameter, start: float, best: float, statistic: float,
+                 plateau: float | None) -> str:
+    """Why a parameter no row depends on at its start stays unfitted after a scan."""
+    lower, upper = param.bounds
+    if plateau is not None and plateau <= lower:
+        where = (f"no value in {_short(lower, param)}..{_short(upper, param)} moves one "
+                 f"(its kernels take too little time)")
+    elif plateau is not None and best == start:
+        where = (f"every value from {_short(plateau, param)} up fits them as its start does "
+                 f"and lower ones fit worse: the data bound it from below only")
+    else:
+        where = (f"no value in {_short(lower, param)}..{_short(upper, param)} fits them "
+                 f"better than its start (likelihood ratio {statistic:.2g} < "
+                 f"{LR_THRESHOLD:g})")
+    return f"at its start ({_short(start, param)}) no measurement depends on it, and {where}"

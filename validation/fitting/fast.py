@@ -1,7 +1,11 @@
 """A vectorised copy of the cost model, for fitting (matches the engine's ``single`` policy).
 
 Generalised from the Pixel 4 study's fast model: any processor, core count,
-precision and a fixed frequency (an OPP; default the top one).
+precision and a fixed frequency (an OPP; default the top one). Besides the
+roofline it follows the processor's ``gemm_half_channels`` (narrow
+convolutions) and ``winograd_reduction`` (3x3 stride-1 convolutions), as
+:mod:`simulator.hardware.cost` does for kernels costed with the processor's own
+table (the only kind the ``single`` policy places without a framework).
 """
 
 from __future__ import annotations
@@ -63,10 +67,12 @@ class FastCase:
         # rows the narrow-convolution factor applies to (see gemm_half_channels)
         self.narrow = (table["op"] == "conv").to_numpy() & (out_channels > 0)
         self.out_channels = np.where(self.narrow, out_channels, 1.0)
-        bytes_in, bytes_out, weights = (table[c].to_numpy(float)
-                                        for c in ("bytes_in", "bytes_out", "weight_bytes"))
         kernel = table["kernel"].fillna(0).to_numpy(float)
         stride = table["stride"].fillna(0).to_numpy(float)
+        # rows a Winograd library computes with less arithmetic (see winograd_reduction)
+        self.winograd = (table["op"] == "conv").to_numpy() & (kernel == 3) & (stride == 1)
+        bytes_in, bytes_out, weights = (table[c].to_numpy(float)
+                                        for c in ("bytes_in", "bytes_out", "weight_bytes"))
         windowed = np.array([OP_KINDS[op].window_reuse for op in ops], dtype=bool) & (kernel > 0)
         reuse = np.ones(len(table))
         reuse[windowed] = np.maximum(1.0, (kernel[windowed] / np.maximum(stride[windowed], 1))
@@ -113,7 +119,8 @@ class FastCase:
             if "processors" not in memo:
                 memo["processors"] = soc.processors()
             proc = memo["processors"][name]
-            memo[key] = (proc, {}, (proc.gemm_half_channels, proc.parallel(self.precision),
+            memo[key] = (proc, {}, (proc.gemm_half_channels, proc.winograd_reduction,
+                                    proc.parallel(self.precision),
                                     proc.ops_per_cycle[self.precision]))
         proc, kinds, scalars = memo[key]
         for k in self.keys:
@@ -141,15 +148,19 @@ class FastCase:
             self._durations, self._key = self._compute(*key), key
         return self._durations
 
-    def _compute(self, efficiency, mem_eff, gemm_half, parallel, ops_per_cycle, frequency,
-                 levels, overhead) -> np.ndarray:
+    def _compute(self, efficiency, mem_eff, gemm_half, winograd, parallel, ops_per_cycle,
+                 frequency, levels, overhead) -> np.ndarray:
         efficiency = np.array(efficiency)[self.kind_index]
         mem_eff = np.array(mem_eff)[self.kind_index]
         if gemm_half > 0:
             efficiency = np.where(self.narrow, efficiency * self.out_channels
                                   / (self.out_channels + gemm_half), efficiency)
         scale = 1.0 + (self.units - 1) * parallel
-        compute = self.flops / (ops_per_cycle * efficiency * scale)
+        work = self.flops
+        if winograd > 1:
+            # 3x3 stride-1 convolutions do flops / r of arithmetic; memory is unchanged
+            work = np.where(self.winograd, self.flops / winograd, self.flops)
+        compute = work / (ops_per_cycle * efficiency * scale)
         total = np.zeros_like(compute)
         for (units, served_levels), bandwidths in zip(self.served.items(), levels):
             mine = self.units == units
