@@ -115,8 +115,8 @@ processor's own table.
 Serial im2col (``im2col_bytes_per_cycle``, ``b``): a ``conv`` with a kernel or
 stride above 1 first copies its input patches into a buffer, ``flops / (2 C)``
 elements for ``C`` output channels, on one thread: ``flops e / (2 C b)`` cycles
-added to the kernel's time whatever the units (not divided by ``scale(k)``).
-Only with the processor's own table.
+added to the kernel's time whatever the units (not divided by ``scale(k)``;
+the other units wait meanwhile). Only with the processor's own table.
 
 Winograd (``winograd_reduction``, ``r``): a processor whose kernel library runs
 3x3 stride-1 convolutions with a Winograd algorithm does ``flops / r`` of
