@@ -34,8 +34,9 @@ def test_median_error_within_target(cal, config):
 
 
 def test_fast_model_is_the_engine(cal):
-    """The fitting shortcut reproduces the engine (branches on idle cores included)."""
-    models = ["squeezenet_v1_1", "ghostnet", "resnet18"]
+    """The fitting shortcut reproduces the engine (branches on idle cores included; a
+    grouped model for group_half_channels, kxk convolutions for the im2col copy)."""
+    models = ["squeezenet_v1_1", "ghostnet", "resnet18", "regnetx006"]
     assert pixel4.check_fast_model(cal, load_soc(pixel4.SOC), models) < 1e-9
 
 

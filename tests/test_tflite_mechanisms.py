@@ -107,3 +107,34 @@ def test_window_re_reads_served_on_chip(tiny_soc_dict):
     # on chip: DRAM moves each tensor about once; the nearest level serves the re-reads
     assert cost[True].dram_bytes == pytest.approx(16e6, rel=0.05)
     assert cost[True].level_bytes[0][1] == pytest.approx(49 * 8e6 + 8e6)
+
+
+def test_grouped_convolutions_amortise_their_inner_loop(tiny_soc_dict):
+    soc = _soc(tiny_soc_dict, group_half_channels=4.0)
+    # 3x3 groups of C_g input channels: flops = 2 outputs 9 C_g, outputs = bytes_out / 4
+    def grouped(channels: float) -> list[dict]:
+        return [kernel(0, op="group_conv", flops=7.2e8, nbytes=7.2e8 * 4 / (18 * channels),
+                       kernel=3)]
+    # C_g = 4: half the table efficiency; C_g = 12: 12 / 16 of it
+    assert _latency(soc, grouped(4), ONE) / _latency(soc, grouped(12), ONE) == pytest.approx(
+        1.5, rel=1e-6)
+    # dense convolutions keep their efficiency
+    plain = _soc(tiny_soc_dict, group_half_channels=0.0)
+    dense = [kernel(0, op="conv", flops=7.2e8, nbytes=7.2e8 * 4 / (18 * 4), kernel=3)]
+    assert _latency(soc, dense, ONE) == pytest.approx(_latency(plain, dense, ONE), rel=1e-12)
+
+
+def test_im2col_copy_runs_on_one_thread(tiny_soc_dict):
+    # 8 output channels: the im2col buffer holds flops / 16 elements, 4 bytes each, copied at
+    # 1 byte per cycle = flops / 4 cycles: as long as the product on one core (8 x 0.5 per cycle)
+    soc = _soc(tiny_soc_dict, im2col_bytes_per_cycle=1.0)
+    three = [kernel(0, op="conv", flops=8e8, nbytes=10, out_channels=8, kernel=3, stride=1)]
+    # two cores halve the product only: (1/4 + 1/4) / (1/8 + 1/4) = 4/3
+    assert _latency(soc, three, ONE) / _latency(soc, three) == pytest.approx(4 / 3, rel=1e-6)
+    assert _latency(soc, three, ONE) == pytest.approx(2 * 8e8 / 4 / 2e9, rel=1e-6)
+    # a 1x1 stride-1 convolution is a plain matrix product: no copy, full speed-up
+    one = [kernel(0, op="conv", flops=8e8, nbytes=10, out_channels=8, kernel=1, stride=1)]
+    assert _latency(soc, one, ONE) / _latency(soc, one) == pytest.approx(2.0, rel=1e-6)
+    # strided 1x1 convolutions are copied too
+    strided = [kernel(0, op="conv", flops=8e8, nbytes=10, out_channels=8, kernel=1, stride=2)]
+    assert _latency(soc, strided, ONE) == pytest.approx(_latency(soc, three, ONE), rel=1e-6)

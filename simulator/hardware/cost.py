@@ -108,6 +108,19 @@ only the output channels amortise it.
 It applies to kernels costed with the processor's own table only (a kernel
 library's table states its own speed).
 
+Grouped convolutions (``group_half_channels``, ``G_h``): a ``group_conv`` whose
+groups have ``C_g`` input channels (``flops / (2 outputs kernel^2)``) reaches
+``C_g / (C_g + G_h)`` of its table efficiency -- a direct kernel runs its
+innermost loop over one group's input channels, once per output and kernel
+tap, and only ``C_g`` multiply-adds amortise the loop. Only with the
+processor's own table.
+
+Serial im2col (``im2col_bytes_per_cycle``, ``b``): a ``conv`` with a kernel or
+stride above 1 first copies its input patches into a buffer, ``flops / (2 C)``
+elements for ``C`` output channels, on one thread: ``flops e / (2 C b)`` cycles
+added to the kernel's time whatever the units (not divided by ``scale(k)``;
+the other units wait meanwhile). Only with the processor's own table.
+
 Winograd (``winograd_reduction``, ``r``): a processor whose kernel library runs
 3x3 stride-1 convolutions with a Winograd algorithm does ``flops / r`` of
 arithmetic for them (the transforms are in the efficiency); memory traffic is
@@ -370,6 +383,10 @@ class CostModel:
                 and lib is None):
             efficiency *= out_channels / (out_channels + proc.gemm_half_channels)
         element = BYTES_PER_ELEMENT[precision]
+        if (op == "group_conv" and proc.group_half_channels > 0 and lib is None
+                and kernel > 0 and bytes_out > 0 and flops > 0):
+            group_channels = flops * element / (2.0 * bytes_out * kernel * kernel)
+            efficiency *= group_channels / (group_channels + proc.group_half_channels)
         work = flops
         if (op == "conv" and kernel == 3 and stride == 1 and proc.winograd_reduction > 1
                 and lib is None):
@@ -453,6 +470,10 @@ class CostModel:
             overhead += (1.0 - overlap) * fixed
             fixed *= overlap
         clock_cycles += stall_cycles
+        if (op == "conv" and proc.im2col_bytes_per_cycle > 0 and lib is None
+                and out_channels > 0 and (kernel > 1 or stride > 1)):
+            # the im2col copy runs on the calling thread before the parallel product
+            clock_cycles += flops * element / (2.0 * out_channels * proc.im2col_bytes_per_cycle)
         slow = self.slowdown
         # Each unit computes only its 1/units of the work; the parallel-efficiency
         # loss is time spent waiting (contention, barriers) at the stall activity.

@@ -275,6 +275,20 @@ class ProcessorSpec(Strict):
             The kernel library packs the (im2col'd) input for every call, a
             cost per input element that the output channels amortise (ruy in
             TFLite); 0 (default): no such cost.
+        group_half_channels: input channels per group at which a grouped
+            convolution (op ``group_conv``) reaches half its table efficiency:
+            ``efficiency * C_g / (C_g + this)``. A direct (reference) kernel
+            loops over the ``C_g`` input channels of a group innermost, once per
+            output and kernel tap, so the loop's fixed cost is amortised over
+            ``C_g`` multiply-adds (TFLite's ``reference_ops::Conv``); 0
+            (default): no such cost.
+        im2col_bytes_per_cycle: the kernel library lowers every ``conv`` with a
+            kernel or stride above 1 to a matrix product by first copying its
+            input patches into a buffer (im2col: ``flops / (2 out_channels)``
+            elements) on the calling thread alone, at this many bytes per
+            processor cycle, before the multi-threaded product (TFLite's
+            ``optimized_ops::Conv``); the copy does not shrink with threads. 0
+            (default): no such copy.
         winograd_reduction: the kernel library runs 3x3 stride-1 convolutions
             (op ``conv``) with a Winograd algorithm that needs this many times
             fewer multiplications than the direct count the traces hold (Lavin &
@@ -326,6 +340,8 @@ class ProcessorSpec(Strict):
     parallel_efficiency: Fraction | dict[str, Fraction] = Field(default=1.0)
     serial_ops: list[str] = Field(default_factory=list)
     gemm_half_channels: float = Field(default=0.0, ge=0)
+    group_half_channels: float = Field(default=0.0, ge=0)
+    im2col_bytes_per_cycle: float = Field(default=0.0, ge=0)
     winograd_reduction: float = Field(default=1.0, ge=1)
     window_reads_on_chip: bool = False
     broadcast_input: bool = False

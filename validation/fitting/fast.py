@@ -18,7 +18,7 @@ import numpy as np
 from simulator.hardware.cost import lookup, memory_levels
 from simulator.ops import OP_KINDS
 from simulator.spec.soc import SocSpec
-from simulator.trace import Trace
+from simulator.trace import BYTES_PER_ELEMENT, Trace
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,18 @@ class FastCase:
         self.winograd = (table["op"] == "conv").to_numpy() & (kernel == 3) & (stride == 1)
         bytes_in, bytes_out, weights = (table[c].to_numpy(float)
                                         for c in ("bytes_in", "bytes_out", "weight_bytes"))
+        # rows the grouped-convolution factor applies to, with their input channels per
+        # group (see group_half_channels)
+        self.grouped = ((table["op"] == "group_conv").to_numpy() & (kernel > 0)
+                        & (bytes_out > 0) & (self.flops > 0))
+        element = BYTES_PER_ELEMENT[setting.precision]
+        # bytes of the serial im2col copy (see im2col_bytes_per_cycle)
+        copied = self.narrow & ((kernel > 1) | (stride > 1))
+        self.im2col_bytes = np.where(copied, self.flops * element
+                                     / (2.0 * np.where(copied, out_channels, 1.0)), 0.0)
+        self.group_channels = np.where(
+            self.grouped, self.flops * element
+            / (2.0 * np.where(self.grouped, bytes_out * kernel * kernel, 1.0)), 1.0)
         windowed = np.array([OP_KINDS[op].window_reuse for op in ops], dtype=bool) & (kernel > 0)
         reuse = np.ones(len(table))
         reuse[windowed] = np.maximum(1.0, (kernel[windowed] / np.maximum(stride[windowed], 1))
@@ -119,7 +131,8 @@ class FastCase:
             if "processors" not in memo:
                 memo["processors"] = soc.processors()
             proc = memo["processors"][name]
-            memo[key] = (proc, {}, (proc.gemm_half_channels, proc.winograd_reduction,
+            memo[key] = (proc, {}, (proc.gemm_half_channels, proc.group_half_channels,
+                                    proc.im2col_bytes_per_cycle, proc.winograd_reduction,
                                     proc.parallel(self.precision),
                                     proc.ops_per_cycle[self.precision]))
         proc, kinds, scalars = memo[key]
@@ -148,13 +161,16 @@ class FastCase:
             self._durations, self._key = self._compute(*key), key
         return self._durations
 
-    def _compute(self, efficiency, mem_eff, gemm_half, winograd, parallel, ops_per_cycle,
-                 frequency, levels, overhead) -> np.ndarray:
+    def _compute(self, efficiency, mem_eff, gemm_half, group_half, im2col, winograd, parallel,
+                 ops_per_cycle, frequency, levels, overhead) -> np.ndarray:
         efficiency = np.array(efficiency)[self.kind_index]
         mem_eff = np.array(mem_eff)[self.kind_index]
         if gemm_half > 0:
             efficiency = np.where(self.narrow, efficiency * self.out_channels
                                   / (self.out_channels + gemm_half), efficiency)
+        if group_half > 0:
+            efficiency = np.where(self.grouped, efficiency * self.group_channels
+                                  / (self.group_channels + group_half), efficiency)
         scale = 1.0 + (self.units - 1) * parallel
         work = self.flops
         if winograd > 1:
@@ -171,6 +187,9 @@ class FastCase:
                     cycles = np.maximum(cycles, served[mine] / (per_cycle * mem_eff[mine]))
                 else:
                     fixed = np.maximum(fixed, served[mine] / (bandwidth * mem_eff[mine]))
+            if im2col > 0:
+                # the serial im2col copy adds to the clock-scaled time (not split over units)
+                cycles = cycles + self.im2col_bytes[mine] / im2col
             total[mine] = np.maximum(cycles / frequency, fixed)
         return total + np.array(overhead)[self.kind_index]
 

@@ -14,14 +14,17 @@ the Adreno 640 through the TFLite GPU delegate (``gpu``); INT8 on ``1large`` and
 ``4small``. The fit uses every measured configuration (:func:`fit_configs`:
 the targets and :data:`EXTRAS`), which separates thread scaling from efficiency.
 
-Fitted end to end (:data:`PARAMS`, 21 numbers, all per processor and precision,
+Fitted end to end (:data:`PARAMS`, 25 numbers, all per processor and precision,
 none per model):
 
 * compute efficiency of ``conv``, ``dwconv`` and ``group_conv``, FP32 and INT8,
   for the A76 (prime and gold share the core and its table) and the A55;
 * per core, the per-operator fixed cost (``dispatch_overhead``: A76 in core
   cycles, so prime and gold get the same cycles at their own clocks) and
-  ``gemm_half_channels`` (narrow convolutions reach less of the peak);
+  ``gemm_half_channels`` (narrow convolutions reach less of the peak),
+  ``group_half_channels`` (grouped convolutions with few channels per group reach
+  less of it) and ``im2col_bytes_per_cycle`` (the single-threaded im2col copy of
+  kxk and strided convolutions);
 * ``parallel_efficiency`` of the gold and silver clusters, per precision;
 * the GPU delegate's per-transfer cost (``offload.switch``).
 

@@ -13,7 +13,9 @@ CLUSTERS = {"a76": ("prime", "gold"), "a55": ("silver",)}
 @dataclass(frozen=True)
 class Param:
     """A fitted parameter. ``name``: ``<core>.<precision>.<op>`` (efficiency),
-    ``<core>.dispatch`` (per-op cost) or ``<cluster>.parallel.<precision>``."""
+    ``<core>.dispatch`` (per-op cost), ``<core>.gemm_half`` / ``.group_half`` /
+    ``.im2col`` (the processor fields ``gemm_half_channels``, ``group_half_channels``,
+    ``im2col_bytes_per_cycle``) or ``<cluster>.parallel.<precision>``."""
 
     name: str
     start: float
@@ -48,6 +50,13 @@ PARAMS = [
           "reaches half its efficiency (input packing per call)"),
     Param("a55.gemm_half", 10.0, "channels", "A55 output channels at which a convolution "
           "reaches half its efficiency"),
+    Param("a76.group_half", 10.0, "channels", "A76 input channels per group at which a "
+          "grouped convolution reaches half its efficiency (reference kernel's inner loop)"),
+    Param("a55.group_half", 10.0, "channels", "A55 input channels per group at which a "
+          "grouped convolution reaches half its efficiency"),
+    Param("a76.im2col", 8.0, "B/cycle", "A76 im2col copy rate: TFLite copies a kxk or strided "
+          "convolution's input patches on the calling thread alone"),
+    Param("a55.im2col", 8.0, "B/cycle", "A55 im2col copy rate (one thread)"),
     Param("gold.parallel.fp32", 0.7, "", "gold cluster parallel efficiency, FP32 kernels"),
     Param("gold.parallel.int8", 0.7, "", "gold cluster parallel efficiency, INT8 kernels"),
     Param("silver.parallel.fp32", 0.9, "", "silver cluster parallel efficiency, FP32 kernels"),
@@ -108,6 +117,10 @@ def apply_params(soc: SocSpec, values: dict[str, float]) -> SocSpec:
                 updates[target]["parallel_efficiency"] = {**current, parts[2]: value}
             elif parts[1] == "gemm_half":
                 updates[target]["gemm_half_channels"] = value
+            elif parts[1] == "group_half":
+                updates[target]["group_half_channels"] = value
+            elif parts[1] == "im2col":
+                updates[target]["im2col_bytes_per_cycle"] = value
             elif parts[1] == "offload":
                 updates[target]["offload"] = processors[target].offload.model_copy(
                     update={"switch": value * 1e-6})
@@ -135,6 +148,10 @@ def read_params(soc: SocSpec) -> dict[str, float]:
             out[name] = proc.offload.switch * 1e6
         elif parts[1] == "gemm_half":
             out[name] = proc.gemm_half_channels
+        elif parts[1] == "group_half":
+            out[name] = proc.group_half_channels
+        elif parts[1] == "im2col":
+            out[name] = proc.im2col_bytes_per_cycle
         else:
             out[name] = proc.parallel(parts[2])
     return out
