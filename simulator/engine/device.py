@@ -327,7 +327,41 @@ class Device:
         self._last_time = self.env.now
         self._record_sample()
 
-    def _record_sample(self, temps: np.ndarray | None = None) -> None:
+    def levels(self) -> list[float]:
+        """Every domain's frequency and cap (Hz), interleaved, in sample order."""
+        values = []
+        for _freq_label, _cap_label, domain in self._domain_labels:
+            values.append(domain.frequencies[domain.index])
+            values.append(domain.frequencies[domain.cap])
+        return values
+
+    def leap(self, dt: float, ticks: int, gain: list[float], samples) -> None:
+        """Account ``dt`` s (``ticks`` base steps) of a periodic steady state that
+        fast-forward skipped (:mod:`simulator.engine.limit_cycle`); the caller has
+        moved the clock already and the state at the end equals the state now.
+
+        Args:
+            dt: skipped time (s).
+            ticks: skipped base thermal steps.
+            gain: energy (J) per component over the skipped time, in
+                :attr:`energy`'s order.
+            samples: the time series samples that fall in it, each ``(time s,
+                temperatures °C, levels Hz as :meth:`levels`, cumulative energy
+                J per component)``.
+        """
+        names = list(self.energy)
+        for time_, temps, levels, energy in samples:
+            self._record_sample(temps, time_, levels, dict(zip(names, energy)))
+        for name, joules in zip(names, gain):
+            self.energy[name] += joules
+        self._ticks += ticks
+        self._last_time += dt
+        for proc in self.processors.values():
+            proc.skip_to(self.env.now)
+
+    def _record_sample(self, temps=None, now: float | None = None,
+                       levels: list[float] | None = None,
+                       energy: dict[str, float] | None = None) -> None:
         """Temperatures, frequencies and caps now, and each component's mean power
         over the period since the previous sample (its energy difference over
         that period), so that the samples integrate to the run's energy at any
@@ -335,23 +369,35 @@ class Device:
 
         Args:
             temps: the current temperatures (°C), if the caller has them.
+            now, levels, energy: a sample at another time (s), with its levels
+                (:meth:`levels`) and cumulative energy per component (J): the
+                samples of a skipped stretch (:meth:`leap`).
         """
-        now = self.env.now
+        if now is None:
+            now = self.env.now
         if temps is None:
             temps = self.thermal.temperatures
         names = self._sample_names
-        values = temps.tolist()
+        values = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
         names.extend(self._temp_labels)
-        for freq_label, cap_label, domain in self._domain_labels:
-            values.append(domain.frequencies[domain.index])
-            values.append(domain.frequencies[domain.cap])
-            names.append(freq_label)
-            names.append(cap_label)
+        if levels is None:
+            for freq_label, cap_label, domain in self._domain_labels:
+                values.append(domain.frequencies[domain.index])
+                values.append(domain.frequencies[domain.cap])
+                names.append(freq_label)
+                names.append(cap_label)
+        else:
+            values.extend(levels)
+            for freq_label, cap_label, _domain in self._domain_labels:
+                names.append(freq_label)
+                names.append(cap_label)
+        if energy is None:
+            energy = self.energy
         period = now - self._sampled_at
         if period > 0:
             labels, before = self._power_labels, self._sampled_energy
             total = 0.0
-            for name, joules in self.energy.items():
+            for name, joules in energy.items():
                 label = labels.get(name)
                 if label is None:
                     label = labels[name] = f"{self.prefix}power.{name}"
@@ -361,7 +407,7 @@ class Device:
                 names.append(label)
             values.append(total / period)
             names.append(self._power_total_label)
-            self._sampled_energy = dict(self.energy)
+            self._sampled_energy = dict(energy)
             self._sampled_at = now
         self._sample_values.extend(values)
         self._sample_times.extend(repeat(now, len(values)))
