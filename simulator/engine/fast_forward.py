@@ -132,7 +132,8 @@ class FastForward:
         # stretch of one-by-one replay, the replay in progress, the replayed
         # progress so far (iterations) and whether an OPP or cap changed this tick.
         self.cycles = CycleLog(len(device.thermal.names), len(device.energy),
-                               2 * len(device.domains), slack=self.stride)
+                               2 * len(device.domains), slack=self.stride,
+                               modes=device.thermal.modes())
         self._replay: _Replay | None = None
         self._cycle_skip: frozenset | None = None  # the skipped rows the log is about
         self._completed = 0

@@ -18,7 +18,9 @@ At a mark ``n`` the log looks back for the latest mark ``m`` with the same
 discrete state and temperatures within ``_CYCLE_K``; the state is *periodic*
 when the period before it (marks ``l..m``) was the same: the same sequence of
 discrete states, the same number of base steps between each (give or take a
-thermal poll), temperatures and energy within tolerance. Phase 0 of the cycle is then now, and the state after
+thermal poll), temperatures and energy within tolerance, and the drift the
+last period's change implies for the periods to come (mode by mode of the
+thermal network, :meth:`CycleLog._drift`) within ``_CYCLE_K`` too. Phase 0 of the cycle is then now, and the state after
 any whole number of periods is the state now (a Poincaré map at its fixed point):
 :meth:`CycleLog.extrapolate` gives the time, energy, progress, iteration ends
 and time series samples of ``N`` more periods from the last one, exactly as
@@ -59,13 +61,17 @@ class CycleLog:
         n_temps: thermal nodes.
         n_energy: energy components.
         n_levels: domains times two (frequency, cap).
+        modes: the thermal network's decay modes (:meth:`ThermalNetwork.modes`):
+            the drift left after the last period is bounded mode by mode.
         slack: base steps by which the spans between marks of two periods may
             differ (a thermal poll: a trip crossing is seen at the first poll
             after it, so a converged cycle's spans still differ by one poll).
     """
 
-    def __init__(self, n_temps: int, n_energy: int, n_levels: int, slack: int = 0):
+    def __init__(self, n_temps: int, n_energy: int, n_levels: int, slack: int = 0,
+                 modes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
         self.slack = slack
+        self.modes = modes
         self.width = 3 + n_temps + n_energy + n_levels
         self._temps = slice(3, 3 + n_temps)
         self._energy = slice(3 + n_temps, 3 + n_temps + n_energy)
@@ -144,7 +150,27 @@ class CycleLog:
                          for a, b in ((l, i), (i, n)))
         if abs(first - second) > _CYCLE_ENERGY * abs(second):
             return None
+        if self._drift(marks[i][0], row_n) >= _CYCLE_K:
+            return None
         return marks[i][0]
+
+    def _drift(self, m: int, n: int) -> float:
+        """How far (K) the phase-0 state may still move after row ``n``, given its
+        change ``d`` over the last period (rows ``m`` to ``n``): the map from one
+        phase 0 to the next converges mode by mode, a mode of rate ``r`` by
+        ``rho = exp(-r T)`` a period, so what is left of its change is
+        ``c rho / (1 - rho)``. Slow modes drifting a little per short period
+        (a board still warming under a fast cycle) have much left; a fast node's
+        jitter (a crossing seen at the poll after it) has almost none."""
+        if self.modes is None:
+            return 0.0
+        rates, to_modes, from_modes = self.modes
+        row_m, row_n = self._row(m), self._row(n)
+        period = float(row_n[1] - row_m[1])
+        rho = np.exp(-rates * period)
+        change = to_modes.dot(row_n[self._temps] - row_m[self._temps])
+        left = np.abs(from_modes).dot(np.abs(change) * rho / (1.0 - rho))
+        return float(left.max())
 
     def extrapolate(self, m: int, periods_for, sample_every: int):
         """``N`` more periods after the last row, the period being rows ``m`` to

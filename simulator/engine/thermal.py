@@ -106,6 +106,15 @@ class ThermalNetwork:
         phi, gamma = self._propagators(dt)
         self.theta = phi.dot(self.theta) + gamma.dot(power)
 
+    def modes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The network's decay modes: ``(rates 1/s, to_modes, from_modes)`` with
+        ``theta = from_modes @ c`` and ``c = to_modes @ theta``; without power
+        every mode coordinate ``c_i`` decays as ``exp(-rates[i] t)``. (``C^-1 G``
+        is similar to the symmetric ``C^-1/2 G C^-1/2``: real modes.)"""
+        root = np.sqrt(self._capacity)
+        rates, vectors = np.linalg.eigh(self.conductance / root[:, None] / root[None, :])
+        return rates, vectors.T * root[None, :], vectors / root[:, None]
+
     def steady_state(self, power: np.ndarray) -> np.ndarray:
         """Temperatures (°C) the network settles at under constant ``power``."""
         return np.linalg.solve(self.conductance, power) + self.ambient
