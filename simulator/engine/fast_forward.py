@@ -236,13 +236,13 @@ class FastForward:
         self.steady = steady
         big = self.steady_stride  # the next steps land on multiples of it
         ahead = big - device._ticks % big
-        if steady or (not changed and ahead > self.stride
+        if steady or (not changed and ahead > self.stride and device._ticks % self.stride == 0
                       and self._lookahead.clear(ahead, node_power)):
             # (a tick with a change drew the old state's power: no look-ahead)
             device.stride = ahead
             self._coarse = True
-        else:
-            device.stride = self.stride
+        else:  # one poll, ending on the poll grid
+            device.stride = self.stride - device._ticks % self.stride
 
     # -- limit cycles -----------------------------------------------------
     def _cycle(self, temps: np.ndarray, changed: bool) -> bool:

@@ -31,6 +31,7 @@ from .thermal import StepWiseGovernor, ThermalNetwork
 
 _MARGIN_K = 0.05  # K inside the no-op band at every predicted poll
 _DRIFT_K = 0.25  # K: largest predicted change of any node over the long step
+_MAX_STACKS = 128  # step lengths whose stacks are kept (a long step ends on the sample grid)
 
 
 class LookAhead:
@@ -56,8 +57,10 @@ class LookAhead:
         stacked (K*n x n), computed once per length."""
         stack = self._stacks.get(steps)
         if stack is None:
+            if len(self._stacks) >= _MAX_STACKS:
+                self._stacks.clear()
             offsets = [*range(self.poll, steps, self.poll), steps]
-            pairs = [self.thermal._propagators(self.thermal.step * k) for k in offsets]
+            pairs = [self.thermal.propagator(k) for k in offsets]
             stack = self._stacks[steps] = (np.vstack([phi for phi, _ in pairs]),
                                            np.vstack([gamma for _, gamma in pairs]))
         return stack

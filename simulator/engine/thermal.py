@@ -92,6 +92,13 @@ class ThermalNetwork:
         """Temperature of one node (°C)."""
         return float(self.theta[self.index[node]] + self.ambient)
 
+    def propagator(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact ``(Phi, Gamma)`` of ``steps`` base steps, computed once per length."""
+        pair = self._multi.get(steps)
+        if pair is None:
+            pair = self._multi[steps] = self._propagators(self.step * steps)
+        return pair
+
     def advance(self, power: np.ndarray, steps: int = 1) -> None:
         """Advance ``steps`` base steps with constant ``power`` (W per node)."""
         pair = self._multi.get(steps)
