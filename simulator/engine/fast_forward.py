@@ -236,9 +236,16 @@ class FastForward:
         self.steady = steady
         big = self.steady_stride  # the next steps land on multiples of it
         ahead = big - device._ticks % big
-        if steady or (not changed and ahead > self.stride and device._ticks % self.stride == 0
-                      and self._lookahead.clear(ahead, node_power)):
-            # (a tick with a change drew the old state's power: no look-ahead)
+        if steady:
+            device.stride = ahead
+            self._coarse = True
+            return
+        # Between crossings: a long step (up to the sample grid, at most
+        # _MAX_POLLS polls) if the polls it replaces are no-ops; not after a tick
+        # with a change (that tick drew the old state's power).
+        ahead = self._lookahead.longest(ahead)
+        if (not changed and ahead > self.stride and device._ticks % self.stride == 0
+                and self._lookahead.clear(ahead, node_power)):
             device.stride = ahead
             self._coarse = True
         else:  # one poll, ending on the poll grid

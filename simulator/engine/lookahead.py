@@ -4,7 +4,8 @@ While fast-forward replays iterations the power a device draws is held
 constant between state changes (:meth:`Processor.hold`), so the temperature
 of every node at any later instant is an exact linear function of the
 temperatures and the power now: ``theta(k) = Phi_k theta + Gamma_k P``
-(:class:`ThermalNetwork`). A long step (up to the next sample boundary) is
+(:class:`ThermalNetwork`). A long step (up to the next sample boundary, at most
+``_MAX_POLLS`` polls) is
 as good as the polls it replaces when, at every one of those polls:
 
 * the step-wise governor would change nothing: every trip sensor stays inside
@@ -31,7 +32,10 @@ from .thermal import StepWiseGovernor, ThermalNetwork
 
 _MARGIN_K = 0.05  # K inside the no-op band at every predicted poll
 _DRIFT_K = 0.25  # K: largest predicted change of any node over the long step
-_MAX_STACKS = 128  # step lengths whose stacks are kept (a long step ends on the sample grid)
+_MAX_POLLS = 40  # longest step, in polls (10 s at Android's 250 ms): the cost of a
+# prediction grows with it, and a sample period of 1000 s would otherwise mean
+# thousands of predicted polls per tick
+_MAX_STACKS = 128  # step lengths whose stacks are kept
 
 
 class LookAhead:
@@ -65,9 +69,13 @@ class LookAhead:
                                            np.vstack([gamma for _, gamma in pairs]))
         return stack
 
+    def longest(self, steps: int) -> int:
+        """The longest step this predicts, up to ``steps`` base steps."""
+        return min(steps, _MAX_POLLS * self.poll)
+
     def clear(self, steps: int, node_power: np.ndarray) -> bool:
-        """Whether a long step of ``steps`` base steps at ``node_power`` (W per node)
-        replaces its polls (see the module docstring)."""
+        """Whether a long step of ``steps`` base steps (at most :meth:`longest`) at
+        ``node_power`` (W per node) replaces its polls (see the module docstring)."""
         phi, gamma = self._stack(steps)
         theta = self.thermal.theta
         n = len(theta)
