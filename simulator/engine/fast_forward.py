@@ -273,13 +273,13 @@ class FastForward:
         and the next foreign event allow: move the clock, account the device,
         credit the iterations completed meanwhile to the replay in progress."""
         replay, env = self._replay, self.device.env
-        if replay.done.triggered or self.budget is None:
-            return False
+        if replay.progress_now() >= 1.0 or replay.done.triggered or self.budget is None:
+            return False  # (an iteration about to end: its timer ends it first)
         now = env.now
         # SimPy's queue (private): everything but this replay's own timers bounds
         # the leap, so the rest of the simulation sees no difference.
         horizon = min((entry[0] for entry in env._queue
-                       if getattr(entry[3], "fast_forward", None) is not self),
+                       if getattr(entry[3], "ff_owner", None) is not self),
                       default=math.inf)
         budget = self.budget()
 
@@ -292,7 +292,7 @@ class FastForward:
         if leap is None:
             return False
         queue = [entry for entry in env._queue
-                 if getattr(entry[3], "fast_forward", None) is not self]
+                 if getattr(entry[3], "ff_owner", None) is not self]
         heapq.heapify(queue)
         env._queue[:] = queue
         env._now = now + leap.time
@@ -443,7 +443,7 @@ class _Replay:
         self.generation += 1
         generation = self.generation
         timer = self.env.timeout(max(0.0, (1.0 - self.progress) / self.rate))
-        timer.fast_forward = self.ff  # an own event: a leap moves it (FastForward._leap)
+        timer.ff_owner = self.ff  # an own event: a leap moves it (FastForward._leap)
         timer.callbacks.append(lambda _event: self._finish(generation))
 
     def _finish(self, generation: int) -> None:
