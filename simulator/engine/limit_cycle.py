@@ -127,32 +127,34 @@ class CycleLog:
         return float(np.abs(ra[self._temps] - rb[self._temps]).max()) < _CYCLE_K
 
     def _period(self) -> int | None:
+        """Marks ``older..mid`` and ``mid..n`` (``n`` the last) are two equal periods:
+        returns ``mid``'s absolute row, else None (see the module docstring)."""
         marks = self.marks
         n = len(marks) - 1
         row_n, state_n = marks[n]
-        for i in range(n - 1, max(-1, n - 1 - _MAX_PERIOD_MARKS), -1):
-            if marks[i][1] == state_n and self._close(marks[i][0], row_n):
+        for mid in range(n - 1, max(-1, n - 1 - _MAX_PERIOD_MARKS), -1):
+            if marks[mid][1] == state_n and self._close(marks[mid][0], row_n):
                 break
         else:
             return None
-        q = n - i
-        l = i - q
-        if l < 0 or not self._close(marks[l][0], marks[i][0]):
+        q = n - mid  # marks per period
+        older = mid - q
+        if older < 0 or not self._close(marks[older][0], marks[mid][0]):
             return None
-        ticks = [self._row(row)[0] for row, _state in marks[l:n + 1]]
+        ticks = [self._row(row)[0] for row, _state in marks[older:n + 1]]
         for j in range(q):
-            if (marks[l + j][1] != marks[i + j][1]
+            if (marks[older + j][1] != marks[mid + j][1]
                     or abs(ticks[j + 1] - ticks[j] - ticks[q + j + 1] + ticks[q + j])
                     > self.slack):
                 return None
         first, second = (self._row(marks[b][0])[self._energy].sum()
                          - self._row(marks[a][0])[self._energy].sum()
-                         for a, b in ((l, i), (i, n)))
+                         for a, b in ((older, mid), (mid, n)))
         if abs(first - second) > _CYCLE_ENERGY * abs(second):
             return None
-        if self._drift(marks[i][0], row_n) >= _CYCLE_K:
+        if self._drift(marks[mid][0], row_n) >= _CYCLE_K:
             return None
-        return marks[i][0]
+        return marks[mid][0]
 
     def _drift(self, m: int, n: int) -> float:
         """How far (K) the phase-0 state may still move after row ``n``, given its
