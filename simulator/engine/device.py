@@ -313,9 +313,14 @@ class Device:
                      for local, domain in self.domains.items())
 
     def finish(self) -> None:
-        """Account the partial step since the last tick (keeps energy exact)."""
+        """Account the partial step since the last tick (keeps energy exact) and
+        take a last sample (also when the run ends on a tick that took none: the
+        time series must integrate to the energy; it did not, a bug fixed in
+        issue 21)."""
         dt = self.env.now - self._last_time
         if dt <= 0:
+            if self._sampled_at < self.env.now:
+                self._record_sample()
             return
         energy, node_power = self._collect(dt)
         self._account(energy)
