@@ -30,12 +30,22 @@ def collect_metrics(env, system, jobs, runners, recorder):
     kernels = pd.DataFrame(recorder.tasks, columns=KERNEL_COLUMNS)
     kernels["duration_s"] = kernels["end_s"] - kernels["start_s"]
     transfers = pd.DataFrame(recorder.transfers, columns=TRANSFER_COLUMNS)
-    columns = [dev.sample_columns() for dev in system.devices.values()]
-    names = [name for _, device_names, _ in columns for name in device_names]
-    if names:  # columns built once from the devices' arrays (no tuple per value)
+    columns = [dev.sample_columns(final=True) for dev in system.devices.values()]
+    if any(len(codes) for _, codes, _, _ in columns):
+        # Columns built once from the devices' arrays (no tuple per value); the
+        # names taken from each device's label table by code, in the dtype pandas
+        # infers for strings (a list of a million names cost ~60 bytes a value).
+        labels, codes, offset = [], [], 0
+        for _, device_codes, device_labels, _ in columns:
+            codes.append(device_codes + offset)
+            labels.extend(device_labels)
+            offset += len(device_labels)
+        names = pd.array(labels, dtype=pd.Series(labels).dtype).take(np.concatenate(codes))
+        # one copy of each column (the devices' arrays are views)
         timeseries = pd.DataFrame({"time_s": np.concatenate([c[0] for c in columns]),
                                    "name": names,
-                                   "value": np.concatenate([c[2] for c in columns])})
+                                   "value": np.concatenate([c[3] for c in columns])},
+                                  copy=False)
     else:
         timeseries = pd.DataFrame([], columns=["time_s", "name", "value"])
 

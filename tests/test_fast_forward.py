@@ -135,3 +135,59 @@ def test_a_steady_device_replays_blocks_that_agree_with_kernel_level_simulation(
     for metric in ("makespan_s", "energy_j", "active_time_s", "energy_pause_j"):
         assert fast.metrics[metric] == pytest.approx(exact.metrics[metric], rel=0.01), metric
     assert fast.metrics["peak_temp_c"] == pytest.approx(exact.metrics["peak_temp_c"], abs=0.5)
+
+
+def test_a_limit_cycle_is_recognised_and_whole_periods_are_skipped(hot_soc, monkeypatch):
+    # The hot SoC never settles: its caps step around the trip for ever (a limit
+    # cycle of ~1 s, while the board warms for minutes). Fast-forward waits for
+    # the cycle to converge, then leaps over whole periods, and still agrees with
+    # kernel level; every iteration keeps its own start and end, and the time
+    # series still integrates to the run's energy.
+    from simulator.engine.fast_forward import FastForward
+
+    leaps = []
+    original = FastForward._leap
+
+    def counted(self, start, progress):
+        leapt = original(self, start, progress)
+        if leapt:
+            leaps.append(self.leaped)  # simulated seconds skipped so far
+        return leapt
+
+    monkeypatch.setattr(FastForward, "_leap", counted)
+    exact = _run(hot_soc, _chain(), False, iterations=600)
+    fast = _run(hot_soc, _chain(), True, iterations=600)
+    assert leaps and leaps[-1] > 0.3 * fast.metrics["makespan_s"]
+    assert fast.metrics["completed"] == 1.0
+    for metric in ("makespan_s", "energy_j", "latency_s"):
+        assert fast.metrics[metric] == pytest.approx(exact.metrics[metric], rel=0.01), metric
+    assert fast.metrics["peak_temp_c"] == pytest.approx(exact.metrics["peak_temp_c"], abs=0.5)
+    series = fast.timeseries
+    power = series[series["name"] == "power.total"].sort_values("time_s")
+    periods = power["time_s"].diff().fillna(power["time_s"].iloc[0])
+    assert (periods > 0).all()
+    assert (power["value"] * periods).sum() == pytest.approx(fast.metrics["energy_j"], rel=1e-3)
+
+
+def test_look_ahead_replaces_polls_only_while_they_are_no_ops(hot_soc):
+    # The prediction is exact for a held power: a long step is taken only if no
+    # poll it replaces would move a cap and no node drifts far (leakage).
+    import numpy as np
+
+    from simulator.engine.lookahead import LookAhead
+    from simulator.engine.simulation import Simulation
+
+    spec = ExperimentSpec.model_validate({
+        "name": "t", "soc": "tiny", "workload": {"trace": "<memory>"},
+        "policy": {"name": "single", "processor": "cpu.big"}})
+    device = next(iter(Simulation(spec, traces={0: _chain()}, soc=hot_soc)
+                       .build().devices.values()))
+    thermal, cpu = device.thermal, device.thermal.index["cpu"]
+    ahead = LookAhead(thermal, device.trip_governor, poll=5)
+    power = np.zeros(len(thermal.names))
+    assert ahead.clear(40, power)  # at ambient, unpowered: nothing moves
+    power[cpu] = 5.0  # 10 K/s into the CPU node: drifts past 0.25 K in 0.4 s
+    assert not ahead.clear(40, power)
+    assert ahead.clear(2, power * 0.01)  # a short step at a small power: still clear
+    thermal.theta[cpu] = 34.0 - 0.02 - thermal.ambient  # just below the trip
+    assert not ahead.clear(2, power * 0.01)  # the next poll would lower the cap

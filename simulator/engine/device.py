@@ -108,12 +108,14 @@ class Device:
                 self.components.append("model_load")
         self.energy = dict.fromkeys(self.components, 0.0)  # J, cumulative
         # The time series as three columns (time, name, value), grown per sample and
-        # turned into a table once (:meth:`sample_columns`): 24 bytes a value, where
-        # a (time, name, value) tuple per value cost ~110 (a long run's samples were
-        # most of its memory).
+        # turned into a table once (:meth:`sample_columns`): 20 bytes a value (the
+        # name as a code into a table of labels), where a (time, name, value)
+        # tuple per value cost ~110 (a long run's samples are most of its memory).
         self._sample_times = array("d")  # s
-        self._sample_names: list[str] = []
+        self._sample_codes = array("I")  # index into self._labels
         self._sample_values = array("d")
+        self._labels: list[str] = []
+        self._label_codes: dict[str, int] = {}
         self.peak = self.thermal.temperatures.copy()
         self.min_frequency = {local: d.frequency for local, d in self.domains.items()}
         self._last_time = env.now
@@ -129,11 +131,13 @@ class Device:
         self._tick_table = [(local, proc, proc.spec.units, proc.spec.power,
                              self.domains[local], self._node_of[local])
                             for local, proc in self.processors.items()]
-        self._temp_labels = [f"{prefix}temp.{name}" for name in self.thermal.names]
+        self._temp_codes = [self._code(f"{prefix}temp.{name}") for name in self.thermal.names]
         self._domain_labels = [(f"{prefix}freq.{local}", f"{prefix}cap.{local}", domain)
                                for local, domain in self.domains.items()]
-        self._power_labels: dict[str, str] = {}
-        self._power_total_label = f"{prefix}power.total"
+        self._level_codes = [self._code(label) for freq_label, cap_label, _domain
+                             in self._domain_labels for label in (freq_label, cap_label)]
+        self._power_codes: dict[str, int] = {}
+        self._power_total_code = self._code(f"{prefix}power.total")
         self._dram_energy_per_byte = spec.memory["dram"].energy_per_byte  # J/B
         self._base_power = spec.power.base  # W
         # W, summed once in the order the tick used to sum it (the same float)
@@ -309,9 +313,14 @@ class Device:
                      for local, domain in self.domains.items())
 
     def finish(self) -> None:
-        """Account the partial step since the last tick (keeps energy exact)."""
+        """Account the partial step since the last tick (keeps energy exact) and
+        take a last sample (also when the run ends on a tick that took none: the
+        time series must integrate to the energy; it did not, a bug fixed in
+        issue 21)."""
         dt = self.env.now - self._last_time
         if dt <= 0:
+            if self._sampled_at < self.env.now:
+                self._record_sample()
             return
         energy, node_power = self._collect(dt)
         self._account(energy)
@@ -327,7 +336,41 @@ class Device:
         self._last_time = self.env.now
         self._record_sample()
 
-    def _record_sample(self, temps: np.ndarray | None = None) -> None:
+    def levels(self) -> list[float]:
+        """Every domain's frequency and cap (Hz), interleaved, in sample order."""
+        values = []
+        for _freq_label, _cap_label, domain in self._domain_labels:
+            values.append(domain.frequencies[domain.index])
+            values.append(domain.frequencies[domain.cap])
+        return values
+
+    def leap(self, dt: float, ticks: int, gain: list[float], samples) -> None:
+        """Account ``dt`` s (``ticks`` base steps) of a periodic steady state that
+        fast-forward skipped (:mod:`simulator.engine.limit_cycle`); the caller has
+        moved the clock already and the state at the end equals the state now.
+
+        Args:
+            dt: skipped time (s).
+            ticks: skipped base thermal steps.
+            gain: energy (J) per component over the skipped time, in
+                :attr:`energy`'s order.
+            samples: the time series samples that fall in it, each ``(time s,
+                temperatures °C, levels Hz as :meth:`levels`, cumulative energy
+                J per component)``.
+        """
+        names = list(self.energy)
+        for time_, temps, levels, energy in samples:
+            self._record_sample(temps, time_, levels, dict(zip(names, energy)))
+        for name, joules in zip(names, gain):
+            self.energy[name] += joules
+        self._ticks += ticks
+        self._last_time += dt
+        for proc in self.processors.values():
+            proc.skip_to(self.env.now)
+
+    def _record_sample(self, temps=None, now: float | None = None,
+                       levels: list[float] | None = None,
+                       energy: dict[str, float] | None = None) -> None:
         """Temperatures, frequencies and caps now, and each component's mean power
         over the period since the previous sample (its energy difference over
         that period), so that the samples integrate to the run's energy at any
@@ -335,43 +378,68 @@ class Device:
 
         Args:
             temps: the current temperatures (°C), if the caller has them.
+            now, levels, energy: a sample at another time (s), with its levels
+                (:meth:`levels`) and cumulative energy per component (J): the
+                samples of a skipped stretch (:meth:`leap`).
         """
-        now = self.env.now
+        if now is None:
+            now = self.env.now
         if temps is None:
             temps = self.thermal.temperatures
-        names = self._sample_names
-        values = temps.tolist()
-        names.extend(self._temp_labels)
-        for freq_label, cap_label, domain in self._domain_labels:
-            values.append(domain.frequencies[domain.index])
-            values.append(domain.frequencies[domain.cap])
-            names.append(freq_label)
-            names.append(cap_label)
+        codes = self._sample_codes
+        values = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
+        codes.extend(self._temp_codes)
+        if levels is None:
+            for _freq_label, _cap_label, domain in self._domain_labels:
+                values.append(domain.frequencies[domain.index])
+                values.append(domain.frequencies[domain.cap])
+        else:
+            values.extend(levels)
+        codes.extend(self._level_codes)
+        if energy is None:
+            energy = self.energy
         period = now - self._sampled_at
         if period > 0:
-            labels, before = self._power_labels, self._sampled_energy
+            power_codes, before = self._power_codes, self._sampled_energy
             total = 0.0
-            for name, joules in self.energy.items():
-                label = labels.get(name)
-                if label is None:
-                    label = labels[name] = f"{self.prefix}power.{name}"
+            for name, joules in energy.items():
+                code = power_codes.get(name)
+                if code is None:
+                    code = power_codes[name] = self._code(f"{self.prefix}power.{name}")
                 joules -= before.get(name, 0.0)
                 total += joules
                 values.append(joules / period)
-                names.append(label)
+                codes.append(code)
             values.append(total / period)
-            names.append(self._power_total_label)
-            self._sampled_energy = dict(self.energy)
+            codes.append(self._power_total_code)
+            self._sampled_energy = dict(energy)
             self._sampled_at = now
         self._sample_values.extend(values)
         self._sample_times.extend(repeat(now, len(values)))
 
+    def _code(self, label: str) -> int:
+        """The code of a time-series name (added to the table if new)."""
+        code = self._label_codes.get(label)
+        if code is None:
+            code = self._label_codes[label] = len(self._labels)
+            self._labels.append(label)
+        return code
+
     # -- queries ----------------------------------------------------------
-    def sample_columns(self) -> tuple[np.ndarray, list[str], np.ndarray]:
-        """The time series so far: times (s), names and values, one entry per value."""
-        # copies: a view would lock the arrays against growing
-        return (np.array(self._sample_times, dtype=float), list(self._sample_names),
-                np.array(self._sample_values, dtype=float))
+    def sample_columns(self, final: bool = False
+                       ) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+        """The time series so far, one entry per value: times (s), name codes, the
+        names the codes index, and values. Times and values are copies unless
+        ``final`` (the run is over: read-only views, no second copy of a long
+        run's samples; the device then takes no more samples)."""
+        if final:
+            times = np.frombuffer(self._sample_times, dtype=float)
+            values = np.frombuffer(self._sample_values, dtype=float)
+        else:  # a view would lock the arrays against growing
+            times = np.array(self._sample_times, dtype=float)
+            values = np.array(self._sample_values, dtype=float)
+        return (times, np.frombuffer(self._sample_codes, dtype=np.uint32).astype(np.intp),
+                list(self._labels), values)
 
     @property
     def total_energy(self) -> float:

@@ -57,12 +57,17 @@ progress (the block's mean rates were held until then).
 from __future__ import annotations
 
 import bisect
+import heapq
+import math
 from collections import Counter
+from collections.abc import Callable
 from itertools import accumulate
 
 import numpy as np
 
 from .device import Device
+from .limit_cycle import CycleLog
+from .lookahead import LookAhead
 
 _ENOUGH = 1.0  # iterations' worth of recorded progress before a state is replayed
 # Steady-state test (see the module docstring). _QUIET_S: 40 polls of Android's
@@ -121,6 +126,23 @@ class FastForward:
         # The fixed point of a power vector is a product with the conductance
         # matrix's inverse (the watch runs every tick; a solve costs several).
         self._inverse = np.linalg.inv(device.thermal.conductance)
+        # Between crossings, long steps when the polls they replace are no-ops.
+        self._lookahead = LookAhead(device.thermal, device.trip_governor, self.stride)
+        # Limit cycles (simulator.engine.limit_cycle): the log of the current
+        # stretch of one-by-one replay, the replay in progress, the replayed
+        # progress so far (iterations) and whether an OPP or cap changed this tick.
+        self.cycles = CycleLog(len(device.thermal.names), len(device.energy),
+                               2 * len(device.domains), slack=self.stride,
+                               modes=device.thermal.modes())
+        self._replay: _Replay | None = None
+        self._cycle_skip: frozenset | None = None  # the skipped rows the log is about
+        self._completed = 0
+        self._changed = False
+        # Set by the job runner before each replay: how many iterations after the
+        # current one a leap may complete (same skipped rows, no pause between).
+        self.budget: Callable[[], int] | None = None
+        self.leaps = 0  # whole-period skips
+        self.leaped = 0.0  # s skipped by them
         device.tick_hook = self._watch
         for domain in device.domains.values():
             domain.listeners.append(self._on_change)
@@ -183,6 +205,7 @@ class FastForward:
         if not before:
             self._calm_since = self.device.env.now
             self.steady = False
+            self._changed = True
         if self._skip is None or before:
             return
         if self.key(self._skip) != self._key:
@@ -194,8 +217,14 @@ class FastForward:
         """Device tick hook: decide whether the device is steady and pick the
         sampler's stride accordingly (only while replaying)."""
         device = self.device
+        changed, self._changed = self._changed, False
         if not device.replaying:
             self._calm_since = device.env.now
+            self.steady = False
+            self.cycles.clear()
+            return
+        if self._replay is not None and self._cycle(temps, changed):
+            device.stride = self.stride
             self.steady = False
             return
         steady = False
@@ -205,17 +234,84 @@ class FastForward:
                       and all((temps[sensor] > limit) == (fixed[sensor] > limit)
                               for sensor, limits in self._trips for limit in limits))
         self.steady = steady
+        big = self.steady_stride  # the next steps land on multiples of it
+        ahead = big - device._ticks % big
         if steady:
-            big = self.steady_stride  # the next steps land on multiples of it
-            device.stride = big - device._ticks % big
+            device.stride = ahead
             self._coarse = True
-        else:
-            device.stride = self.stride
+            return
+        # Between crossings: a long step (up to the sample grid, at most
+        # _MAX_POLLS polls) if the polls it replaces are no-ops; not after a tick
+        # with a change (that tick drew the old state's power).
+        ahead = self._lookahead.longest(ahead)
+        if (not changed and ahead > self.stride and device._ticks % self.stride == 0
+                and self._lookahead.clear(ahead, node_power)):
+            device.stride = ahead
+            self._coarse = True
+        else:  # one poll, ending on the poll grid
+            device.stride = self.stride - device._ticks % self.stride
+
+    # -- limit cycles -----------------------------------------------------
+    def _cycle(self, temps: np.ndarray, changed: bool) -> bool:
+        """Log a tick of one-by-one replay; at a mark, leap over whole periods if
+        the state is periodic (:mod:`simulator.engine.limit_cycle`). Returns
+        whether it leapt."""
+        device, replay = self.device, self._replay
+        progress = self._completed + replay.progress_now()
+        self.cycles.append(device._ticks, device.env.now, progress, temps.tolist(),
+                           device.energy.values(), device.levels())
+        if not changed:
+            return False
+        state = (tuple((d.index, d.cap, d.requested) for d in device.domains.values()),
+                 tuple(device.trip_governor.caps.values())
+                 if device.trip_governor is not None else ())
+        start = self.cycles.mark(state)
+        return start is not None and self._leap(start, progress)
+
+    def _leap(self, start: int, progress: float) -> bool:
+        """Skip as many whole periods (from row ``start`` to now) as the job's budget
+        and the next foreign event allow: move the clock, account the device,
+        credit the iterations completed meanwhile to the replay in progress."""
+        replay, env = self._replay, self.device.env
+        if replay.progress_now() >= 1.0 or replay.done.triggered or self.budget is None:
+            return False  # (an iteration about to end: its timer ends it first)
+        now = env.now
+        # SimPy's queue (private): everything but this replay's own timers bounds
+        # the leap, so the rest of the simulation sees no difference.
+        horizon = min((entry[0] for entry in env._queue
+                       if getattr(entry[3], "ff_owner", None) is not self),
+                      default=math.inf)
+        budget = self.budget()
+
+        def periods_for(period: float, gain: float, progress_now: float) -> int:
+            fraction = progress_now - math.floor(progress_now)
+            by_horizon = (horizon - now) / period - 1.0
+            return int(min((budget - fraction) / gain, by_horizon))
+
+        leap = self.cycles.extrapolate(start, periods_for, self.device.sample_every)
+        if leap is None:
+            return False
+        queue = [entry for entry in env._queue
+                 if getattr(entry[3], "ff_owner", None) is not self]
+        heapq.heapify(queue)
+        env._queue[:] = queue
+        env._now = now + leap.time
+        self.device.leap(leap.time, leap.ticks, leap.energy, leap.samples)
+        completed = len(leap.ends)
+        replay.leap(leap.ends, progress + leap.progress - self._completed - completed)
+        self._completed += completed
+        self.replayed += completed
+        self.leaps += 1
+        self.leaped += leap.time
+        self._calm_since = env.now
+        self.cycles.clear()
+        return True
 
     def boundary(self) -> None:
         """A power-change point (a block ends, a pause or a kernel-level iteration
         starts): after coarse sampler steps, settle the device's energy and heat up
         to now so that what follows is accounted apart (:meth:`Device.settle`)."""
+        self.cycles.clear()
         if self._coarse:
             self.device.settle()
             self._coarse = False
@@ -231,6 +327,7 @@ class FastForward:
         """
         device = self.device
         env = device.env
+        self.cycles.clear()
         dvfs = device.dvfs_state()
         counts = Counter(skips)
         records = {skip: self.records[(dvfs, skip)] for skip in counts}
@@ -279,11 +376,20 @@ class FastForward:
 
     # -- replay -----------------------------------------------------------
     def replay(self, key: tuple):
-        """SimPy generator (``yield from``): one iteration at the recorded rates."""
+        """SimPy generator (``yield from``): one iteration at the recorded rates (and
+        the whole periods of a limit cycle, if one is recognised meanwhile).
+
+        Returns:
+            the end time (s) of every iteration completed: more than one if a
+            leap skipped whole periods.
+        """
         device = self.device
         device.stride = self.stride
         device.replaying = True
-        replay = _Replay(self, key)
+        if key[1] != self._cycle_skip:  # other rates: the log is about other iterations
+            self.cycles.clear()
+            self._cycle_skip = key[1]
+        replay = self._replay = _Replay(self, key)
         for domain in device.domains.values():
             domain.listeners.append(replay.on_change)
         yield replay.done
@@ -292,7 +398,9 @@ class FastForward:
         for proc in device.processors.values():
             proc.release()
         device.replaying = False
+        self._replay = None
         self.replayed += 1
+        return [*replay.ends, device.env.now]
 
     def _cumulative(self) -> dict[str, tuple[float, float, float, float]]:
         return {local: proc.cumulative() for local, proc in self.device.processors.items()}
@@ -319,6 +427,7 @@ class _Replay:
         self.done = self.env.event()
         self.progress = 0.0
         self.generation = 0
+        self.ends: list[float] = []  # iterations a leap completed (s)
         self._apply(ff.records[key])
 
     def _apply(self, record: _Record) -> None:
@@ -326,14 +435,36 @@ class _Replay:
         self.t_last = self.env.now
         for local, rates in record.rates().items():
             self.ff.device.processors[local].hold(*rates)
+        self._arm()
+
+    def _arm(self) -> None:
+        """A timer for the end of the iteration at the current rate (earlier ones
+        go stale)."""
         self.generation += 1
         generation = self.generation
         timer = self.env.timeout(max(0.0, (1.0 - self.progress) / self.rate))
+        timer.ff_owner = self.ff  # an own event: a leap moves it (FastForward._leap)
         timer.callbacks.append(lambda _event: self._finish(generation))
 
     def _finish(self, generation: int) -> None:
         if generation == self.generation and not self.done.triggered:
             self.done.succeed()
+            self.ff._completed += 1
+
+    def progress_now(self) -> float:
+        """The share of the iteration done (0 once it is done: it counts as completed)."""
+        if self.done.triggered:
+            return 0.0
+        progress = self.progress + (self.env.now - self.t_last) * self.rate
+        return progress if progress < 1.0 else 1.0
+
+    def leap(self, ends: list[float], progress: float) -> None:
+        """Whole periods were skipped (:meth:`FastForward._leap`): iterations ending
+        at ``ends`` were completed, and ``progress`` of the current one is done."""
+        self.ends.extend(ends)
+        self.progress = min(max(progress, 0.0), 1.0)
+        self.t_last = self.env.now
+        self._arm()
 
     def on_change(self, before: bool) -> None:
         """Domain listener: settle progress before an OPP change, re-time after it."""

@@ -148,7 +148,14 @@ class JobRunner:
                             start = end
                         done = len(ends)
                     elif ff.known(key):
-                        yield from ff.replay(key)
+                        # a limit cycle recognised meanwhile may complete several
+                        ff.budget = lambda iteration=iteration, skip=skip: self._leap_budget(
+                            iteration, skip)
+                        ends = yield from ff.replay(key)
+                        for end in ends[:-1]:
+                            self.iteration_times.append((start, end))
+                            start = end
+                        done = len(ends)
                     else:
                         ff.begin(skip)
                         yield self._iteration(iteration)
@@ -191,6 +198,25 @@ class JobRunner:
                 break
             skips.append(following_skip)
         return skips
+
+    def _leap_budget(self, iteration: int, skip: frozenset) -> int:
+        """How many iterations after ``iteration`` a fast-forward leap may complete
+        (:mod:`simulator.engine.limit_cycle`): those before the next pause or the
+        end that skip the same rows, none if a policy listens to every iteration."""
+        if self.control.listeners or self.control.held:
+            return 0
+        every, plan = self.job.pause_every, self.state.plan
+        stop = self.job.iterations
+        if every:
+            stop = min(stop, (iteration // every + 1) * every)
+        if plan.skip is None:
+            return stop - iteration - 1
+        count = 0
+        for following in range(iteration + 1, stop):
+            if plan.skip(following) != skip:
+                break
+            count += 1
+        return count
 
     def _pause(self):
         """SimPy generator: the job idles for ``job.pause`` seconds."""

@@ -193,6 +193,11 @@ class Processor:
         self.settle()
         self._held = _NO_HOLD
 
+    def skip_to(self, now: float) -> None:
+        """Fast-forward skipped the time up to ``now`` (s), accounted elsewhere
+        (:meth:`Device.leap`): the integrals start again from there."""
+        self._t = now
+
     # -- queueing ---------------------------------------------------------
     def submit(self, task: Task) -> None:
         """Queue a ready task; it starts when it reaches the head and fits."""

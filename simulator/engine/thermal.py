@@ -92,6 +92,13 @@ class ThermalNetwork:
         """Temperature of one node (°C)."""
         return float(self.theta[self.index[node]] + self.ambient)
 
+    def propagator(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact ``(Phi, Gamma)`` of ``steps`` base steps, computed once per length."""
+        pair = self._multi.get(steps)
+        if pair is None:
+            pair = self._multi[steps] = self._propagators(self.step * steps)
+        return pair
+
     def advance(self, power: np.ndarray, steps: int = 1) -> None:
         """Advance ``steps`` base steps with constant ``power`` (W per node)."""
         pair = self._multi.get(steps)
@@ -105,6 +112,15 @@ class ThermalNetwork:
         """Advance ``dt`` seconds (any length) with constant ``power`` (W per node)."""
         phi, gamma = self._propagators(dt)
         self.theta = phi.dot(self.theta) + gamma.dot(power)
+
+    def modes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The network's decay modes: ``(rates 1/s, to_modes, from_modes)`` with
+        ``theta = from_modes @ c`` and ``c = to_modes @ theta``; without power
+        every mode coordinate ``c_i`` decays as ``exp(-rates[i] t)``. (``C^-1 G``
+        is similar to the symmetric ``C^-1/2 G C^-1/2``: real modes.)"""
+        root = np.sqrt(self._capacity)
+        rates, vectors = np.linalg.eigh(self.conductance / root[:, None] / root[None, :])
+        return rates, vectors.T * root[None, :], vectors / root[:, None]
 
     def steady_state(self, power: np.ndarray) -> np.ndarray:
         """Temperatures (°C) the network settles at under constant ``power``."""
