@@ -5,7 +5,9 @@ core tied: one efficiency table, the same per-operator cycles) and precision,
 the efficiency of every op kind the measured traces run there; the parallel
 efficiency of each cluster measured with more than one core; each processor's
 per-operator cost (``dispatch_overhead``); the narrow-convolution factor
-(``gemm_half_channels``) of CPUs that run convolutions; the host-transfer cost
+(``gemm_half_channels``) and serial im2col rate (``im2col_bytes_per_cycle``) of
+CPUs that run convolutions, the grouped-convolution factor (``group_half_channels``)
+of CPUs that run grouped ones; the host-transfer cost
 (``offload.switch``) of accelerators measured end to end; the switched
 capacitance (``power.ceff``) of each processor with energy measurements (not
 tied: same-core clusters are built differently). The candidates the data cannot identify are then dropped,
@@ -46,7 +48,9 @@ def candidates(soc: SocSpec, rows: list[Row], energy_rows: list[EnergyRow] = ()
         if s.cores > 1:
             names.append(f"{s.processor}.parallel_efficiency.{s.precision}")
         if s.processor.startswith("cpu.") and "conv" in row.case.kinds:
-            names.append(f"{group}.gemm_half_channels")
+            names += [f"{group}.gemm_half_channels", f"{group}.im2col_bytes_per_cycle"]
+        if s.processor.startswith("cpu.") and "group_conv" in row.case.kinds:
+            names.append(f"{group}.group_half_channels")
         if specs[s.processor].offload is not None and row.op is None:
             names.append(f"{s.processor}.offload.switch")
     # per cluster: same-core clusters differ in implementation (SD855: prime 0.366 nF,

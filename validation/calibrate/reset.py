@@ -1,6 +1,7 @@
 """A base for calibrating from scratch: a SoC with the numbers ``socsim calibrate`` would
 fit set back to neutral starting values (efficiency 0.3, parallel efficiency 0.8,
-20 us per operator, gemm_half_channels 10, 100 us per host transfer: the ``start``
+20 us per operator, gemm_half_channels and group_half_channels 10, im2col 8 B/cycle,
+100 us per host transfer: the ``start``
 column of :data:`validation.fitting.params.KINDS`), each commented "reset".
 
 The tutorial (``docs/calibrate.md``) makes its base this way from ``snapdragon855``

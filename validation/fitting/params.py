@@ -16,6 +16,10 @@ A parameter name is ``<processor>.<field>``:
     clusters get the same cycles (seconds scale with their top clocks);
   - ``gemm_half_channels``: output channels at which a convolution reaches half
     its efficiency, [0.1, 1000];
+  - ``group_half_channels``: input channels per group at which a grouped
+    convolution reaches half its efficiency, [0.1, 1000];
+  - ``im2col_bytes_per_cycle``: bytes per clock cycle of the serial im2col copy
+    before a CPU's kxk or strided convolution, [0.1, 1000];
   - ``offload.switch``: seconds per host transfer of an accelerator, [1 us, 100 ms];
   - ``power.ceff``: switched capacitance per core (F), needs energy rows;
 
@@ -46,6 +50,8 @@ KINDS = {
     "parallel_efficiency": ("", 0.01, 1.0, 0.8),
     "dispatch_overhead": ("s", 1e-7, 0.1, 20e-6),
     "gemm_half_channels": ("channels", 0.1, 1000.0, 10.0),
+    "group_half_channels": ("channels", 0.1, 1000.0, 10.0),
+    "im2col_bytes_per_cycle": ("B/cycle", 0.1, 1000.0, 8.0),
     "offload.switch": ("s", 1e-6, 0.1, 100e-6),
     "power.ceff": ("F", 1e-12, 1e-8, 0.3e-9),
     "memory.efficiency": ("", 0.05, 1.0, 0.8),
