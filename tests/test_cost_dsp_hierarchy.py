@@ -66,6 +66,17 @@ def test_a_cap_must_name_a_shared_memory_other_than_dram(tiny_soc_dict, cap, mes
         _dsp_soc(tiny_soc_dict, memory_bandwidth=cap)
 
 
+@pytest.mark.parametrize("levels, ok", [(["l2"], True), (["dram"], True), (["l9"], False)])
+def test_a_library_stalls_only_on_levels_the_processor_has(tiny_soc_dict, levels, ok):
+    libraries = {"nn": {"stall_levels": levels}}
+    if ok:
+        assert _dsp_soc(tiny_soc_dict, libraries=libraries).dsp.libraries["nn"].stall_levels \
+            == levels
+    else:
+        with pytest.raises(ValueError, match="libraries.nn.stall_levels: no memory level 'l9'"):
+            _dsp_soc(tiny_soc_dict, libraries=libraries)
+
+
 @pytest.mark.parametrize("compute, flops_scale", [(True, 4.0), (False, 1.0)])
 def test_batch_padding_pads_the_buffers_and_the_arithmetic_only_if_computed(
         tiny_soc_dict, compute, flops_scale):

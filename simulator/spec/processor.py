@@ -467,6 +467,16 @@ class ProcessorSpec(Strict):
         return value
 
     @model_validator(mode="after")
+    def _stall_levels_exist(self) -> ProcessorSpec:
+        levels = [c.name for c in self.caches] + list(self.shared_memories)
+        for name, lib in self.libraries.items():
+            for level in lib.stall_levels:
+                if level not in levels:
+                    raise ValueError(f"libraries.{name}.stall_levels: no memory level "
+                                     f"{level!r} (has {', '.join(levels)})")
+        return self
+
+    @model_validator(mode="after")
     def _capped_memories_reached(self) -> ProcessorSpec:
         for name in self.memory_bandwidth:
             if name == "dram":
