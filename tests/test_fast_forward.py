@@ -58,6 +58,26 @@ def test_pauses_idle_the_device_and_are_not_active_time(tiny_soc):
                                                        - metrics["energy_pause_j"])
 
 
+def test_a_pause_is_accounted_even_under_a_long_sampler_step(tiny_soc):
+    """Steady blocks let the sampler take one step per sample period; a pause inside
+    such a step still gets exactly its own energy (settled at its start and end)."""
+    def go(fast_forward: bool, period: str):
+        return run(tiny_soc, _chain(), {"name": "single", "processor": "cpu.big", "cores": 2},
+                   workload={"trace": "<memory>", "iterations": 1000,
+                             "fast_forward": fast_forward,
+                             "pause": {"every": 500, "duration": "1 s"}},
+                   outputs={"timeline": False, "kernels": False,
+                            "sample_period": period}).metrics
+    long, short, exact = go(True, "100 s"), go(True, "50 ms"), go(False, "100 s")
+    assert long["energy_pause_j"] > 0.2  # at least the base power for 1 s
+    assert long["energy_pause_j"] == pytest.approx(short["energy_pause_j"], rel=1e-9)
+    # kernel level accounts at thermal steps: the step under the pause's start may hold
+    # up to one step of active power
+    step_j = tiny_soc.thermal.step * exact["energy_active_j"] / exact["active_time_s"]
+    assert abs(long["energy_pause_j"] - exact["energy_pause_j"]) <= step_j
+    assert long["energy_j"] == pytest.approx(exact["energy_j"], rel=0.01)
+
+
 def test_epochs_become_iterations():
     exp = ExperimentSpec.model_validate({
         "name": "t", "soc": "tiny", "policy": {"name": "single"},

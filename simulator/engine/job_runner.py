@@ -222,10 +222,14 @@ class JobRunner:
         """SimPy generator: the job idles for ``job.pause`` seconds."""
         device = self.system.devices[self.job.device]
         if self.fast_forward is not None:
-            self.fast_forward.boundary()  # the active time's energy, settled up to now
+            self.fast_forward.boundary()
+            device.settle()  # the active time's energy, settled up to now (a step may be pending)
             device.stride = self.fast_forward.stride  # an idle device: long steps are exact
         energy, start = device.total_energy, self.env.now
         yield self.env.timeout(self.job.pause)
+        if self.fast_forward is not None:
+            # a long sampler step may still be pending: the pause's energy, settled now
+            device.settle()
         self.pause_time += self.env.now - start
         self.pause_energy += device.total_energy - energy
 

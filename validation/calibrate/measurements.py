@@ -40,6 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.errors import ConfigError
+from simulator.hardware.cost import Unsupported
 from simulator.ops import PRECISIONS
 from simulator.spec.soc import SocSpec
 from simulator.trace import Trace
@@ -116,7 +117,9 @@ def read(path: str | Path) -> Measurements:
                               f"{row.precision!r}", file=str(path), path=f"{where}.precision")
         for name in ("batch", "cores"):
             value = getattr(row, name)
-            if not (str(value).isdigit() and int(value) >= 1):
+            # a partly blank column reads as floats (3.0); blanks are filled with 1 above
+            number = pd.to_numeric(value, errors="coerce")
+            if not (pd.notna(number) and float(number).is_integer() and number >= 1):
                 raise ConfigError(f"{name} must be a positive integer; got {value!r}",
                                   file=str(path), path=f"{where}.{name}")
     out["batch"] = out["batch"].astype(int)
@@ -168,7 +171,10 @@ def all_rows(measurements: Measurements, soc: SocSpec) -> tuple[list[Row], list[
                                str(base))
             except ConfigError as err:
                 raise ConfigError(str(err), file=file, path=f"{where}.model") from None
-            cases[key] = FastCase(soc, trace, setting)
+            try:
+                cases[key] = FastCase(soc, trace, setting)
+            except Unsupported as err:
+                raise ConfigError(str(err), file=file, path=f"{where}.processor") from None
         case = cases[key]
         op = _op(row.op, case, file, f"{where}.op")
         label = (f"{row.precision} {row.processor} x{row.cores}"

@@ -130,14 +130,16 @@ class Problem:
 
     def fast_model_gaps(self, tolerance: float = 1e-6) -> list[tuple[str, str, float]]:
         """(model, setting, relative difference) where the fast model and the full engine
-        disagree on the base SoC, one end-to-end row per setting checked. The fast model
-        leaves out trace columns the zoo rarely sets (SIMD lane waste, strided reads,
-        batch padding); a gap means the fit would absorb them into the parameters."""
+        disagree on the base SoC, one end-to-end row per setting and signature checked
+        (:attr:`FastCase.signature`: which of the trace columns the fast model leaves out
+        are set, and whether the batch is padded). A gap means the fit would absorb those
+        terms into the parameters."""
         gaps, seen = [], set()
         for row in self.rows:
-            if row.op is not None or row.case.setting in seen:
+            key = (row.case.setting, row.case.signature)
+            if row.op is not None or key in seen:
                 continue
-            seen.add(row.case.setting)
+            seen.add(key)
             fast = row.case.latency(self.soc)
             engine = engine_latency(self.soc, row.case.trace, row.case.setting)
             if abs(fast / engine - 1) > tolerance:

@@ -15,10 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.hardware.cost import lookup, memory_levels
+from simulator.hardware.cost import Unsupported, lookup, memory_levels
 from simulator.ops import OP_KINDS
 from simulator.spec.soc import SocSpec
 from simulator.trace import BYTES_PER_ELEMENT, Trace
+
+
+# trace columns the cost model reads and this copy does not (see Problem.fast_model_gaps)
+IGNORED_COLUMNS = ("fixed_s", "spill", "read_stride", "simd_waste")
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,20 @@ class FastCase:
         proc = soc.processors()[setting.processor]
         table = trace.table
         ops = table["op"].tolist()
+        # what the engine refuses, refused here too (a fit must not use a row it cannot run)
+        if setting.precision not in proc.ops_per_cycle:
+            raise Unsupported(f"{setting.processor} has no {setting.precision} datapath")
+        refused = sorted(set(ops) & set(proc.unsupported_ops))
+        if refused:
+            raise Unsupported(f"{setting.processor} does not support op "
+                              f"{', '.join(map(repr, refused))}")
+        # what the engine costs and this copy leaves out: Problem.fast_model_gaps checks
+        # one case of every (setting, signature) against the engine
+        ignored = tuple(bool(c in table and table[c].fillna(0).astype(float).ne(0).any())
+                        for c in IGNORED_COLUMNS)
+        batch = int(table["batch"].max()) if "batch" in table and len(table) else 1
+        padded = proc.batch_padding is not None and batch > proc.batch_padding.above
+        self.signature = (ignored, padded)
         # efficiencies are looked up per (op kind, pass): training steps have backward kernels
         keys = list(zip(ops, table["pass"].tolist()))
         self.keys = sorted(set(keys))
