@@ -78,6 +78,37 @@ def test_a_pause_is_accounted_even_under_a_long_sampler_step(tiny_soc):
     assert long["energy_j"] == pytest.approx(exact["energy_j"], rel=0.01)
 
 
+@pytest.mark.parametrize("stop_at", [80.0, 300.0])
+def test_a_stop_during_a_steady_block_ends_the_job_as_at_kernel_level(tiny_soc, stop_at):
+    """A policy's stop() at run time ends a replayed block after its iteration in
+    progress, as it ends a kernel-level run."""
+    from simulator.engine.simulation import Simulation
+
+    def go(fast_forward: bool):
+        spec = ExperimentSpec.model_validate({
+            "name": "stop", "soc": "tiny",
+            "policy": {"name": "single", "processor": "cpu.big", "cores": 2},
+            "dvfs": {"governor": "performance"},
+            "workload": {"trace": "<memory>", "iterations": 3000,
+                         "fast_forward": fast_forward,
+                         "pause": {"every": 1000, "duration": "20 s"}},
+            "outputs": {"timeline": False, "kernels": False, "sample_period": "50 ms"}})
+        sim = Simulation(spec, traces={0: _chain()}, soc=tiny_soc).build().plan()
+        runner = sim.runners[0]
+
+        def stopper():
+            yield sim.env.timeout(stop_at)
+            runner.control.stop()
+        sim.env.process(stopper())
+        sim.run()
+        return len(runner.iteration_times), sim.collect().metrics["makespan_s"]
+
+    (exact_n, exact_s), (fast_n, fast_s) = go(False), go(True)
+    assert exact_n < 3000
+    assert fast_n == exact_n
+    assert fast_s == pytest.approx(exact_s, rel=1e-9)
+
+
 def test_epochs_become_iterations():
     exp = ExperimentSpec.model_validate({
         "name": "t", "soc": "tiny", "policy": {"name": "single"},
@@ -141,8 +172,8 @@ def test_a_steady_device_replays_blocks_that_agree_with_kernel_level_simulation(
     blocks = []
     original = FastForward.replay_block
 
-    def counted(self, skips):
-        ends = yield from original(self, skips)
+    def counted(self, skips, watchers=None):
+        ends = yield from original(self, skips, watchers)
         blocks.append(len(ends))
         return ends
 

@@ -56,6 +56,9 @@ class RunControl:
         self.shares: dict[str | None, float] = {}  # share set at run time, by processor
         # called with the runner after each completed iteration (frame counters)
         self.listeners: list[Callable[[object], None]] = []
+        # called with no argument when a policy changes the run (suspend, stop, abort,
+        # reshare): a fast-forward block ends after its iteration in progress then
+        self.watchers: list[Callable[[], None]] = []
 
     # -- what the runner asks ----------------------------------------------
     @property
@@ -84,6 +87,7 @@ class RunControl:
         """Start no new iteration until :meth:`resume`."""
         if self.gate is None:
             self.gate = self.env.event()
+        self._changed()
 
     def resume(self) -> None:
         """Let iterations start again."""
@@ -95,9 +99,11 @@ class RunControl:
         """Start no new iteration, ever; the job ends after the current one."""
         self.stopped = True
         self.resume()
+        self._changed()
 
     def abort(self) -> None:
         """Drop the iteration in flight: withdraw its kernels, end it uncounted."""
+        self._changed()
         self.epoch += 1
         inflight, self.inflight = self.inflight, {}
         for task, processor in inflight.items():
@@ -116,9 +122,14 @@ class RunControl:
         if processor is None:
             self.shares.clear()
         self.shares[processor] = share
+        self._changed()
         for task, proc in list(self.inflight.items()):
             if processor is None or proc.name == processor:
                 proc.reshare(task, share)
+
+    def _changed(self) -> None:
+        for watcher in list(self.watchers):
+            watcher()
 
     def share_of(self, processor: str, planned: float) -> float:
         """The share a kernel placed on ``processor`` gets (``planned`` if none was set)."""

@@ -316,14 +316,18 @@ class FastForward:
             self.device.settle()
             self._coarse = False
 
-    def replay_block(self, skips: list[frozenset]):
+    def replay_block(self, skips: list[frozenset], watchers: list | None = None):
         """SimPy generator (``yield from``): replay one known iteration per entry of
         ``skips`` (rows skipped by each) back to back, at the current state.
 
+        Args:
+            watchers: the job's :attr:`RunControl.watchers`: a policy's change of the
+                run (suspend, stop, abort, reshare) ends the block like a cap change.
+
         Returns:
             the end time (s) of each replayed iteration; fewer than ``skips`` when
-            a cap or OPP changed during the block (it ends after the iteration
-            in progress then).
+            a cap or OPP changed or a policy changed the run during the block (it
+            ends after the iteration in progress then).
         """
         device = self.device
         env = device.env
@@ -360,10 +364,16 @@ class FastForward:
                 last[0] = running + 1
                 env.timeout(max(0.0, ends[running] - env.now)).callbacks.append(finish)
 
+        def on_control() -> None:
+            on_change(False)
+
         env.timeout(ends[-1] - start).callbacks.append(finish)
         for domain in device.domains.values():
             domain.listeners.append(on_change)
+        watchers = [] if watchers is None else watchers
+        watchers.append(on_control)
         yield done
+        watchers.remove(on_control)
         for domain in device.domains.values():
             domain.listeners.remove(on_change)
         for proc in device.processors.values():

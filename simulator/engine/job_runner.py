@@ -142,7 +142,8 @@ class JobRunner:
                         # A steady device: every known iteration up to the next
                         # pause in one block (listeners want each iteration as it
                         # ends, so they keep the one-by-one replay).
-                        ends = yield from ff.replay_block(self._block(iteration, skip))
+                        ends = yield from ff.replay_block(self._block(iteration, skip),
+                                                         self.control.watchers)
                         for end in ends[:-1]:
                             self.iteration_times.append((start, end))
                             start = end
