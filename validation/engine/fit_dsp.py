@@ -10,13 +10,13 @@ physical bounds):
 * the DSP's DRAM path (what misses the SLC too),
 
 to the 18 cells of the 64->64 3x3 INT8 conv batch/input table and the DSP
-column of the DSP-unfriendly op table. Two steps: least squares on log error
-(the project's usual loss) gives a start; then the worst error relative to its
-check's tolerance, over those 21 cells and the 32x32 b8/b4 cliff ratio (two of
-the cells, checked on its own), is minimised (Nelder-Mead in log space). Least
-squares alone leaves the ratio at +31 %: the model gives 8x8 b64 and 32x32 b4
-(the same multiply-accumulates and bytes) one latency, measured 1.84 and
-2.50 ms, and the squares trade them against the cliff. The capacities (1 MiB L2 from the paper,
+column of the DSP-unfriendly op table. The 32x32 b8/b4 cliff ratio (two of the
+cells, checked on its own) is not in the loss and comes out +31 %: the model gives
+8x8 b64 and 32x32 b4 (the same multiply-accumulates and bytes) one latency,
+measured 1.84 and 2.50 ms, a mechanism it lacks. (A fit that minimised the worst
+error over each check's tolerance passed that check too, with values within 5 %
+of these: a loss shaped by the pass lines, not by the data, so it is not used.)
+The capacities (1 MiB L2 from the paper,
 the SoC's 3 MiB SLC), the clock (500 MHz), the replacement law and the batch
 padding rule are not fitted (see ``socs/snapdragon865.yaml``).
 
@@ -26,11 +26,9 @@ Run: ``python -m validation.engine.fit_dsp``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
 
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
-from validation.engine.checks import TOLERANCE_CELL, TOLERANCE_OP
 from validation.fitting import least_squares_log
 from validation.mandheling import refs
 from validation.micro import conv_row, kernel_row
@@ -71,8 +69,6 @@ def fit(soc_name: str = "snapdragon865") -> dict[str, float]:
     # the 32x32 b4 and b8 cells (rows follow CONV_CLIFF_MS, then CONV_BATCHES)
     b4 = list(refs.CONV_CLIFF_MS).index(32) * len(refs.CONV_BATCHES) + refs.CONV_BATCHES.index(4)
     b8 = b4 + 1
-    tolerance = np.array([TOLERANCE_CELL] * n_conv + [TOLERANCE_OP] * (len(cells) - n_conv)
-                         + [TOLERANCE_CELL]) / 100
 
     def simulate(x: np.ndarray) -> np.ndarray:
         efficiency, overhead_ms, dram_mbs, slc_mbs = x
@@ -89,19 +85,12 @@ def fit(soc_name: str = "snapdragon865") -> dict[str, float]:
              soc.dsp.memory_bandwidth.get("slc", 1e9) / 1e6]
     # a fraction of the HVX peak; a positive per-op cost (ms); DRAM and SLC paths (MB/s)
     lower, upper = np.array([0.01, 1e-6, 1.0, 1.0]), np.array([1.0, 1e3, 1e6, 1e6])
-    squares = least_squares_log(lambda x: log_errors(x)[:-1], start, lower, upper)
-
-    def worst(log_x: np.ndarray) -> float:
-        x = np.exp(np.clip(log_x, np.log(lower), np.log(upper)))
-        return float(np.max(np.abs(log_errors(x)) / np.log1p(tolerance)))
-
-    result = minimize(worst, np.log(squares), method="Nelder-Mead",
-                      options={"xatol": 1e-6, "fatol": 1e-6, "maxiter": 4000})
-    best = np.exp(np.clip(result.x, np.log(lower), np.log(upper)))
+    best = least_squares_log(lambda x: log_errors(x)[:-1], start, lower, upper)
+    ratio_error = float(np.expm1(log_errors(best)[-1]) * 100)
     errors = np.abs(simulate(best) - reference) / reference * 100
     return {"conv_efficiency": best[0], "dispatch_overhead_ms": best[1],
             "dram_bandwidth_MBps": best[2], "slc_bandwidth_MBps": best[3],
-            "worst_error_over_tolerance": worst(np.log(best)),
+            "cliff_ratio_error_pct": ratio_error,
             "conv_table_median_error_pct": float(np.median(errors[:n_conv])),
             "conv_table_max_error_pct": float(errors[:n_conv].max()),
             "op_table_max_error_pct": float(errors[n_conv:].max())}
