@@ -322,12 +322,23 @@ def test_tflite_benchmark_output_becomes_rows(tmp_path):
     log.write_text(LOG)
     rows = importers.from_tflite_benchmark(log, "mobilenet_v2", "cpu.silver")
     assert rows["latency_us"].tolist() == [20012.3, 12500.0, 5250.0]
-    assert rows["op"].fillna("").tolist() == ["", "conv", "dwconv"]
+    # TFLite's CONV_2D runs grouped convolutions too (traced as group_conv)
+    assert rows["op"].fillna("").tolist() == ["", "conv+group_conv", "dwconv"]
     assert set(rows["cores"]) == {4}
     path = tmp_path / "rows.csv"
     rows.to_csv(path, index=False)
     fast = measurements.rows(measurements.read(path), load_soc(SOC))
-    assert [r.op for r in fast] == [None, "conv", "dwconv"]
+    assert [r.op for r in fast] == [None, "conv+group_conv", "dwconv"]
+    # a grouped model's CONV_2D time is its conv and group_conv kernels together
+    from conftest import kernel, make_trace
+    grouped = FastCase(load_soc(SOC), make_trace([
+        kernel(0, kernel=3, stride=1), kernel(1, "0", op="group_conv", kernel=3, stride=1),
+        kernel(2, "1", op="dwconv", kernel=3, stride=1)]),
+        Setting("cpu.gold"))
+    soc = load_soc(SOC)
+    assert grouped.latency(soc, "conv+group_conv") == pytest.approx(
+        grouped.latency(soc, "conv") + grouped.latency(soc, "group_conv"))
+    assert grouped.latency(soc, "group_conv") > 0
     # the same rows as Parquet
     rows.to_parquet(tmp_path / "rows.parquet")
     again = measurements.read(tmp_path / "rows.parquet").table

@@ -31,8 +31,9 @@ from simulator.errors import ConfigError
 CLUSTERS = {"large": "cpu.prime", "med": "cpu.gold", "small": "cpu.silver"}
 PRECISION = {"float": "fp32", "quant": "int8"}
 # TFLite builtin operators -> the project's op kinds (the mobile-ml-benchmark importer's
-# names; element-wise operators by their kind)
-TFLITE_KINDS = {"CONV_2D": "conv", "DEPTHWISE_CONV_2D": "dwconv", "FULLY_CONNECTED": "fc",
+# names; element-wise operators by their kind). TFLite runs grouped convolutions as CONV_2D
+# nodes, which the traces hold as group_conv: a CONV_2D row sums both kinds.
+TFLITE_KINDS = {"CONV_2D": "conv+group_conv", "DEPTHWISE_CONV_2D": "dwconv", "FULLY_CONNECTED": "fc",
                 "MAX_POOL_2D": "maxpool", "AVERAGE_POOL_2D": "avgpool", "MEAN": "global_pool",
                 "CONCATENATION": "concat", "ADD": "add", "MUL": "mul", "PAD": "pad",
                 "RESHAPE": "reshape", "SOFTMAX": "softmax", "TRANSPOSE_CONV": "deconv",

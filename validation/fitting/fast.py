@@ -213,7 +213,8 @@ class FastCase:
 
     def latency(self, soc: SocSpec, op: str | int | None = None) -> float:
         """End-to-end seconds of one inference; with ``op``, the seconds of one kernel
-        (its row number) or of every kernel of one op kind (its name), I/O excluded."""
+        (its row number) or of every kernel of one op kind (its name; kinds joined by
+        "+" are summed), I/O excluded."""
         return self.total(self.durations(soc), soc, op)
 
     def total(self, durations: np.ndarray, soc: SocSpec, op: str | int | None = None,
@@ -221,7 +222,7 @@ class FastCase:
         """:meth:`latency` from the kernels' ``durations`` (seconds)."""
         if op is not None:
             return float(durations[op] if isinstance(op, (int, np.integer))
-                         else durations[self.ops == op].sum())
+                         else durations[np.isin(self.ops, op.split("+"))].sum())
         total = float(durations.sum())
         key = (self.setting.processor, self.precision)
         proc = memo[key][0] if memo and key in memo else soc.processors()[key[0]]
