@@ -13,7 +13,8 @@ to the 18 cells of the 64->64 3x3 INT8 conv batch/input table and the DSP
 column of the DSP-unfriendly op table. The 32x32 b8/b4 cliff ratio (two of the
 cells, checked on its own) is not in the loss and comes out +31 %: the model gives
 8x8 b64 and 32x32 b4 (the same multiply-accumulates and bytes) one latency,
-measured 1.84 and 2.50 ms, a mechanism it lacks. (A fit that minimised the worst
+measured 1.84 and 2.50 ms, a mechanism it lacks (none found in Hexagon NN's V66
+convolution: docs/mandheling.md, "The DSP conv table"). (A fit that minimised the worst
 error over each check's tolerance passed that check too, with values within 5 %
 of these: a loss shaped by the pass lines, not by the data, so it is not used.)
 The capacities (1 MiB L2 from the paper,
