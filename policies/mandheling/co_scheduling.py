@@ -10,7 +10,10 @@ one processor to the other between ``i`` and ``i+1`` costs ``switch[i]``::
     T[i+1, DSP] = min(T[i, CPU] + L_{i+1}^DSP + switch[i],  T[i, DSP] + L_{i+1}^DSP)
     T_model = min(T[N, CPU], T[N, DSP])
 
-Back-pointers give the placement. Without co-scheduling (the ablation's
+Back-pointers give the placement. The policy's chain is of *units*
+(:mod:`.units`): an operator, or a rescaling site whose operator, ReduceMax
+and Shift move together, so the placement it optimises is the one it runs.
+Without co-scheduling (the ablation's
 starting point) every operator the DSP can run goes there, as a framework's
 DSP delegate would do (:func:`dsp_first`).
 """

@@ -10,11 +10,14 @@ the paper's ablation):
    micro-batch split of the DSP-abnormal ones (:mod:`.batch_splitting`);
 3. placement: with ``co_scheduling`` the dynamic programme with the switch
    cost (:mod:`.co_scheduling`), else every DSP-capable operator on the DSP;
-   the DSP-abnormal operators placed on the DSP are then split;
+   every rescaling site (operator, ReduceMax, Shift) is one unit priced on both
+   sides (:mod:`.units`), so the placement optimised is the one emitted
+   (:attr:`Mandheling.schedule`); the DSP-abnormal operators placed on the DSP
+   are then split;
 4. with ``adaptive_rescaling`` a static-scale alternative for every rescaling
-   site, chosen per batch by the f/2 rule (:mod:`.rescaling`); on a DSP library
-   that re-runs an operator whose range it does not know (``range_retry``), a
-   site on the DSP rescales by running its operator again;
+   site, chosen per batch by the f/2 rule (:mod:`.rescaling`), placed with its
+   site; on a DSP library that re-runs an operator whose range it does not know
+   (``range_retry``), a site on the DSP rescales by running its operator again;
 5. DSP subgraphs and their preparation, every batch or, with
    ``subgraph_reuse``, once while they fit the DSP memory (:mod:`.subgraph_reuse`);
 6. the order: one operator at a time, or with ``parallel`` CPU and DSP
@@ -46,6 +49,7 @@ from .rescaling import (
     find_groups,
     rescale_schedule,
     retry_rows,
+    static_parts,
 )
 from .rows import Rewrite, assemble
 from .subgraph_reuse import (
@@ -55,6 +59,7 @@ from .subgraph_reuse import (
     prepared_in,
     residency,
 )
+from .units import Schedule, Units, build_units
 from .weights import weight_copies
 from .workload import integer_trace
 
@@ -114,6 +119,7 @@ class Mandheling(Policy):
         self.split_threshold = split_threshold
         self.scale_seed = scale_seed
         self.summary: dict[str, float] = {}
+        self.schedule: Schedule | None = None  # the last plan's placement and its cost
 
     # -- the plan -----------------------------------------------------------
     def plan(self, job: Job) -> Plan:
@@ -166,7 +172,7 @@ class Mandheling(Policy):
         rows_of = {kid: [trace.index_of[p] for p in parts] for kid, parts in parts_of.items()}
         prepared = residency([s.memory for s in subgraphs], dsp.memory_budget
                              if self.subgraph_reuse else 0.0)
-        skip = _Skips(groups, subgraphs, prepared, rows_of, layers, schedule)
+        skip = _Skips(groups, subgraphs, prepared, rows_of, layers, schedule, long_run)
         self.summary = {
             "dsp_kernels": float(sum(p.processor == DSP for p in placements)),
             "cpu_kernels": float(sum(p.processor != DSP for p in placements)),
@@ -200,22 +206,25 @@ class Mandheling(Policy):
     def _place(self, job: Job, rewrite: Rewrite, pool, dsp_units: int,
                retry: dict[int, dict], sites: list[RescaleGroup], share: dict[int, float]
                ) -> tuple[dict[int, str], dict[int, int]]:
-        """Profile every kernel; return its target and the splits of DSP kernels.
+        """Profile every kernel and place the units; return each kernel's target
+        and the splits of DSP kernels.
 
-        With ``retry`` (Shift id -> its re-run form, a ``range_retry`` library) a
-        rescaling site is one unit on the DSP: the library's operator runs, finds
-        its maximum and runs again, so its ReduceMax and Shift (the re-run) are
-        charged to the operator there and follow it to whichever side it runs; the
-        re-run is also the static version, so a site rescaling in a ``share`` of
-        the batches costs the re-run plus that share of the first run."""
+        Every rescaling site is one unit (:mod:`.units`) priced on both sides:
+        on the CPU its operator, ReduceMax and Shift, on the DSP the same with
+        the Shift as the DSP runs it (with ``retry``, Shift id -> its re-run
+        form on a ``range_retry`` library: the operator again), each in the
+        ``share`` of batches the layer rescales and its static version in the
+        others. The placement the DP returns is the one emitted
+        (:attr:`schedule` records both and the cost optimised)."""
         ctx = self.context
         records = rewrite.records
         cpu_cost = [pool_duration(ctx, job, r, pool) for r in records]
+
+        def latency(row, _ctx=ctx):
+            return _ctx.duration(job, row, DSP, dsp_units, self.library)
+
         dsp_cost, parts = [], []
         for record in records:
-            def latency(row, _ctx=ctx):
-                return _ctx.duration(job, row, DSP, dsp_units, self.library)
-
             on_dsp = retry.get(record["id"], record)
             if self.batch_splitting:
                 n, seconds = best_split(on_dsp, latency, self.split_threshold)
@@ -224,61 +233,84 @@ class Mandheling(Policy):
             parts.append(n)
             dsp_cost.append(seconds)
         index = {r["id"]: i for i, r in enumerate(records)}
-        units = [(index[g.compute[0]], index[g.reduce_max[0]], index[g.shift[0]],
-                  share[g.shift[0]]) for g in sites if g.shift[0] in retry]
-        for op, rmax, shift, rescaled in units:
-            first = dsp_cost[op] + dsp_cost[rmax]  # the re-run is the static version
-            dsp_cost[op] = (rescaled * first if rescaled > 0 else 0.0) + dsp_cost[shift]
-            dsp_cost[rmax] = dsp_cost[shift] = 0.0
-        if self.co_scheduling:
-            name = pool[0][0].processor
-            by_id = rewrite.by_id()
-            # what crosses when operator i+1 runs on the other side: the tensors it
-            # reads (a Shift reads the INT32 accumulators, not only the max)
-            switch = [ctx.transfer_time(job, name, DSP, sum(by_id[d]["bytes_out"]
-                                                            for d in r["deps"]))
-                      for r in records[1:]]
-            where = self._co_schedule_with_copies(job, name, records, cpu_cost, dsp_cost,
-                                                 switch)
-        else:
-            where = dsp_first(dsp_cost)
-            for i, (w, c) in enumerate(zip(where, cpu_cost)):
-                if w == CPU and np.isinf(c):
-                    raise ConfigError(f"kernel {records[i]['name']!r} runs on neither the "
-                                      "CPU nor the DSP")
-        for op, rmax, shift, _ in units:
-            where[rmax] = where[shift] = where[op]
+        triples, static_cpu, static_dsp, shares = [], [], [], []
+        for g in sites:
+            op, rmax, shift = index[g.compute[0]], index[g.reduce_max[0]], index[g.shift[0]]
+            triples.append((op, rmax, shift))
+            shares.append(share[g.shift[0]])
+            (on_cpu,) = static_parts([records[op]], g.shift_flops, g.int8_bytes)
+            static_cpu.append(pool_duration(ctx, job, on_cpu, pool))
+            if g.shift[0] in retry:  # the re-run is the static version
+                static_dsp.append(dsp_cost[shift])
+            else:  # split like the operator
+                n = parts[op]
+                pieces = [micro_batch(records[op], n) for _ in range(n)] if n > 1 \
+                    else [records[op]]
+                static_dsp.append(sum(latency(p) for p in static_parts(
+                    pieces, g.shift_flops, g.int8_bytes)))
+        by_id = rewrite.by_id()
+        name = pool[0][0].processor
+        # what crosses when operator i+1 runs on the other side: the tensors it
+        # reads (a Shift reads the INT32 accumulators, not only the max)
+        switch = [ctx.transfer_time(job, name, DSP, sum(by_id[d]["bytes_out"]
+                                                        for d in r["deps"]))
+                  for r in records[1:]]
+        units = build_units(len(records), triples, cpu_cost, dsp_cost, static_cpu,
+                            static_dsp, shares, switch)
+        self.schedule = self._co_schedule_with_copies(job, name, records, units)
+        where = units.expand(self.schedule.placement)
+        for record, w in zip(records, where):
+            if w == CPU and np.isinf(cpu_cost[index[record["id"]]]):
+                raise ConfigError(f"kernel {record['name']!r} runs on neither the "
+                                  "CPU nor the DSP")
         target = {r["id"]: w for r, w in zip(records, where)}
         splits = {r["id"]: n for r, w, n in zip(records, where, parts) if w == DSP and n > 1}
         return target, splits
 
     def _co_schedule_with_copies(self, job: Job, cpu_name: str, records: list[dict],
-                                 cpu_cost: list[float], dsp_cost: list[float],
-                                 switch: list[float]) -> list[str]:
-        """The dynamic programme, with each weight update's latency on a side
-        including the copy of the updated weights to the other side when a
-        reader of that layer's weights runs there (:mod:`.weights`), iterated
-        until the placement no longer changes (a few rounds)."""
+                                 units: Units) -> Schedule:
+        """The placement of the units: with ``co_scheduling`` the dynamic
+        programme, else every unit the DSP can run on the DSP.
+
+        Each weight update's cost on a side includes the copy of the updated
+        weights to the other side when a reader of that layer's weights runs
+        there (:mod:`.weights`); the DP is iterated until the placement no
+        longer changes (a few rounds), and the cheapest placement met, priced
+        with the copies it needs itself, is kept."""
         ctx = self.context
-        updates = [i for i, r in enumerate(records) if r["pass"] == "update" and r.get("layer")]
-        copy = {i: ctx.transfer_time(job, cpu_name, DSP, records[i]["bytes_out"])
-                for i in updates} if updates else {}
-        cpu, dsp = list(cpu_cost), list(dsp_cost)
-        where = co_schedule(cpu, dsp, switch)
-        for _ in range(4):
+        updates = [u for u, span in enumerate(units.spans)
+                   if records[span[0]]["pass"] == "update" and records[span[0]].get("layer")]
+        copy = {u: ctx.transfer_time(job, cpu_name, DSP, records[units.spans[u][0]]["bytes_out"])
+                for u in updates}
+
+        def priced(placement: list[str]) -> tuple[list[float], list[float]]:
             readers: dict[str, set[str]] = {}
-            for r, w in zip(records, where):
+            for r, w in zip(records, units.expand(placement)):
                 if r.get("layer") and r["pass"] != "update" and r["weight_bytes"] > 0:
                     readers.setdefault(str(r["layer"]), set()).add(w)
-            for i in updates:
-                read = readers.get(str(records[i]["layer"]), set())
-                cpu[i] = cpu_cost[i] + (copy[i] if DSP in read else 0.0)
-                dsp[i] = dsp_cost[i] + (copy[i] if CPU in read else 0.0)
-            again = co_schedule(cpu, dsp, switch)
+            cpu, dsp = list(units.cpu), list(units.dsp)
+            for u in updates:
+                read = readers.get(str(records[units.spans[u][0]]["layer"]), set())
+                cpu[u] += copy[u] if DSP in read else 0.0
+                dsp[u] += copy[u] if CPU in read else 0.0
+            return cpu, dsp
+
+        if not self.co_scheduling:
+            where = dsp_first(units.dsp)
+            cpu, dsp = priced(where)
+            return Schedule(units, where, cpu, dsp, units.latency(where, cpu, dsp))
+        where = co_schedule(units.cpu, units.dsp, units.switch)
+        best: Schedule | None = None
+        for _ in range(5):
+            cpu, dsp = priced(where)
+            seconds = units.latency(where, cpu, dsp)
+            if best is None or seconds < best.seconds:
+                best = Schedule(units, where, cpu, dsp, seconds)
+            again = co_schedule(cpu, dsp, units.switch)
             if again == where:
                 break
             where = again
-        return where
+        return best
 
     @staticmethod
     def _split(rewrite: Rewrite, splits: dict[int, int], groups: list[RescaleGroup],
@@ -348,7 +380,8 @@ class _Skips:
     prepared, and per rescale group the version (dynamic or static) not used."""
 
     def __init__(self, groups: list[RescaleGroup], subgraphs, prepared: list[set[int]],
-                 rows_of: dict[int, list[int]], layers: list[str], schedule: np.ndarray):
+                 rows_of: dict[int, list[int]], layers: list[str], schedule: np.ndarray,
+                 long_run: np.ndarray):
         def rows(ids) -> frozenset[int]:
             return frozenset(r for kid in ids for r in rows_of[kid])
 
@@ -357,6 +390,9 @@ class _Skips:
         self.static_rows = [rows(g.static) for g in groups]
         self.dynamic_rows = [rows([*g.compute, *g.reduce_max, *g.shift]) for g in groups]
         self.group_layer = [layers.index(g.layer) for g in groups]
+        # per group, the share of batches it rescales in over a period (what the
+        # co-scheduler priced)
+        self.share = [float(long_run[layer]) for layer in self.group_layer]
         self.schedule = schedule
         self.rescale_fraction = float(schedule.mean()) if len(layers) else 1.0
         self._cache: dict[tuple, frozenset[int]] = {}

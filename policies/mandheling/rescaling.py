@@ -117,9 +117,11 @@ class RescaleGroup:
 
 
 def find_groups(rewrite: Rewrite) -> list[RescaleGroup]:
-    """The rescale groups of an integer trace: compute -> reduce_max -> shift chains."""
+    """The rescale groups of an integer trace: compute -> reduce_max -> shift chains,
+    consecutive in the trace's order (as a translation rule emits them)."""
     by_id = rewrite.by_id()
     successors = rewrite.successors()
+    position = {r["id"]: i for i, r in enumerate(rewrite.records)}
     groups = []
     for record in rewrite.records:
         if record["op"] != "reduce_max" or len(record["deps"]) != 1:
@@ -129,6 +131,10 @@ def find_groups(rewrite: Rewrite) -> list[RescaleGroup]:
         if producer["op"] not in _COMPUTE or len(after) != 1:
             continue
         shift = by_id[after[0]]
+        # one unit of the co-scheduler: the three kernels one after another
+        if (position[producer["id"]] + 1, position[shift["id"]] - 1) != (
+                position[record["id"]],) * 2:
+            continue
         # the Shift reads the ReduceMax's scalar and the operator's INT32 output
         if shift["op"] != "shift" or not set(shift["deps"]) <= {record["id"], producer["id"]}:
             continue
@@ -155,6 +161,22 @@ def retry_rows(rewrite: Rewrite, groups: list[RescaleGroup]) -> dict[int, dict]:
     return {g.shift[0]: retry_form(by_id[g.compute[0]], by_id[g.shift[0]]) for g in groups}
 
 
+def static_parts(parts: list[dict], shift_flops: float, int8_bytes: float) -> list[dict]:
+    """The static-scale version of a site's operator kernels (one per micro-batch
+    part): each part with its share of the Shift's work fused in, writing its
+    share of the INT8 output instead of INT32 (what the co-scheduler prices and
+    :func:`add_static_alternatives` emits)."""
+    total_flops = sum(p["flops"] for p in parts) or 1.0
+    int32_bytes = sum(p["bytes_out"] for p in parts) or 1.0
+    out = []
+    for part in parts:
+        alt = dict(part)
+        alt["flops"] = part["flops"] + shift_flops * part["flops"] / total_flops
+        alt["bytes_out"] = part["bytes_out"] * int8_bytes / int32_bytes
+        out.append(alt)
+    return out
+
+
 def add_static_alternatives(rewrite: Rewrite, groups: list[RescaleGroup],
                             target: dict[int, str]) -> None:
     """Add each group's static-scale kernels (one per operator kernel), placed
@@ -171,16 +193,12 @@ def add_static_alternatives(rewrite: Rewrite, groups: list[RescaleGroup],
         parts = [by_id[i] for i in group.compute]
         reruns = [by_id[i] for i in group.shift]
         rerun = all(r["op"] in _COMPUTE for r in reruns)
-        total_flops = sum(p["flops"] for p in parts) or 1.0
-        int32_bytes = sum(p["bytes_out"] for p in parts) or 1.0
+        forms = [dict(r) for r in reruns] if rerun else static_parts(parts, shift_flops,
+                                                                     int8_bytes)
         previous = None
-        for part in (reruns if rerun else parts):
-            alt = dict(part)
+        for part, alt in zip(reruns if rerun else parts, forms):
             alt["id"] = rewrite.new_id()
             alt["name"] = f"{part['name']}.static"
-            if not rerun:
-                alt["flops"] = part["flops"] + shift_flops * part["flops"] / total_flops
-                alt["bytes_out"] = part["bytes_out"] * int8_bytes / int32_bytes
             alt["deps"] = parts[0]["deps"] if previous is None else (previous,)
             target[alt["id"]] = target[part["id"]]
             group.static.append(alt["id"])
