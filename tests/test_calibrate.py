@@ -20,6 +20,7 @@ from simulator.library import load_soc, soc_path
 from validation.calibrate import importers, measurements
 from validation.calibrate.command import problem
 from validation.calibrate.measurements import _trace
+from validation.fitting import engine as fengine
 from validation.fitting import params as fparams
 from validation.fitting.fast import FastCase, Setting, engine_latency, engine_metrics
 
@@ -62,7 +63,8 @@ def truth(tmp_path_factory):
         power = raw["cpu"][cluster]["power"]
         power["ceff"] = f"{soc.cpu[cluster].power.ceff * factor!r} F"
     base = folder / "base.yaml"
-    base.write_text(yaml.safe_dump(raw, sort_keys=False))
+    base.write_text("# the base's own provenance: kept in a calibrated file\n"
+                    + yaml.safe_dump(raw, sort_keys=False))
     return path, base, soc
 
 
@@ -71,6 +73,15 @@ def test_calibrate_is_a_socsim_command(capsys):
         main(["calibrate", "--help"])
     assert done.value.code == 0
     assert "--params" in capsys.readouterr().out
+
+
+def test_folds_partition_the_models_deterministically():
+    models = [f"m{i}" for i in range(30)]
+    folds = fengine.folds(models, k=5, seed=0)
+    assert [len(f) for f in folds] == [6] * 5
+    assert sorted(m for f in folds for m in f) == sorted(models)
+    assert folds == fengine.folds(models, k=5, seed=0)
+    assert folds != fengine.folds(models, k=5, seed=1)
 
 
 def test_fast_model_is_the_engine_at_any_clock():
@@ -124,6 +135,7 @@ def test_calibrate_recovers_known_parameters(truth, tmp_path, capsys):
     note = "fitted to measured.csv, 16 rows, 2026-01-02"
     # conv (prime, gold), gold fp32 parallel efficiency, dispatch (prime, gold)
     assert text.count(f"  # {note}") == 5
+    assert "# the base's own provenance: kept in a calibrated file\n" in text
     # values as written: 4 significant digits
     for line in (f"fp32: {fitted.cpu['gold'].parallel('fp32'):.4g}  # {note}",
                  f"conv: {fitted.cpu['gold'].efficiency['conv']:.4g}  # {note}"):

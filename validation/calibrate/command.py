@@ -104,9 +104,9 @@ def run(args) -> int:
     raw["description"] = f"{raw.get('description', '')} - calibrated ({note})".strip(" -")
     header = (f"{name}: {base_path.name} calibrated by `socsim calibrate` ({note}).\n"
               f"Fitted ({len(params)}): " + ", ".join(p.name for p in params) + ".\n"
-              "Everything else is the base's, with its own provenance (see the base file).")
+              "Everything else is the base's, with its own provenance.")
     notes = {path: note for p in params for path in p.yaml_paths()}
-    write(out, raw, header, notes)
+    write(out, raw, header, notes, base=base_path.read_text())
 
     report = pd.DataFrame({
         "model": [r.group for r in prob.rows], "setting": labels,
