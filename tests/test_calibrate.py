@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -146,6 +147,27 @@ def test_calibrate_recovers_known_parameters(truth, tmp_path, capsys):
     assert report["cv_error_pct"].notna().all()
     assert "2-fold cross-validation" in printed
     assert re.search(r"CV [0-9.]+\.\.[0-9.]+", printed), printed  # per-parameter fold ranges
+
+
+def test_cross_validation_chooses_parameters_inside_each_fold(truth):
+    """Parameters chosen from the data are chosen again in every fold from its training
+    models only (a choice on every row would have seen the fold's models)."""
+    measured, base, _ = truth
+    prob, _, _ = problem(str(base), [str(measured)])
+    params = [fparams.parse("cpu.prime+gold.efficiency.fp32.conv", prob.soc),
+              fparams.parse("cpu.gold.parallel_efficiency.fp32", prob.soc)]
+    seen = []
+
+    def select(fold):
+        seen.append({r.group for r in fold.rows})
+        return params[:1] if len(seen) == 1 else params  # the first fold chooses less
+
+    errors, fits, _ = prob.cross_validate(params, k=2, seed=0, select=select)
+    models = {r.group for r in prob.rows}
+    assert len(seen) == 2 and all(0 < len(s) < len(models) for s in seen)
+    assert seen[0] | seen[1] == models and not seen[0] & seen[1]  # train sets of 2 folds
+    assert np.isnan(fits[0][1]) and not np.isnan(fits[1]).any()
+    assert not np.isnan(errors).any()
 
 
 def test_calibrate_fits_ceff_to_energy(truth, tmp_path, capsys):
