@@ -31,16 +31,20 @@ class Single(Policy):
             the total number of threads.
         fallback: processor for kernels the main one cannot run (e.g.
             FP32-only ops when ``processor: dsp``); None makes them an error.
+        library: the framework whose kernels run (``pytorch``): a processor with
+            that ``libraries`` table is costed with it, others with their own
+            numbers; None: the processors' own numbers.
     """
 
     name = "single"
 
     def __init__(self, processor: str | Annotated[list[str], Field(min_length=1)] = "cpu.gold",
                  cores: Annotated[int, Field(ge=1)] | None = None,
-                 fallback: str | None = None):
+                 fallback: str | None = None, library: str | None = None):
         self.processor = processor
         self.cores = cores
         self.fallback = fallback
+        self.library = library
 
     def _spec(self, job: Job, processor: str):
         return self.context.require_processor(processor, job.device)
@@ -57,7 +61,7 @@ class Single(Policy):
         for name in names:
             take = min(left, self._spec(job, name).units)
             if take:
-                parts.append((Placement(name, take), take / wanted))
+                parts.append((Placement(name, take, library=self.library), take / wanted))
             left -= take
         return parts
 
@@ -70,12 +74,13 @@ class Single(Policy):
         main = parts[0][0]
         backup = None
         if self.fallback is not None:
-            backup = Placement(self.fallback, self._spec(job, self.fallback).units)
+            backup = Placement(self.fallback, self._spec(job, self.fallback).units,
+                               library=self.library)
         placements = []
         for row in range(len(job.trace)):
             placement = main
             if backup is not None and self.context.duration(
-                    job, row, main.processor, main.units) == float("inf"):
+                    job, row, main.processor, main.units, main.library) == float("inf"):
                 placement = backup
             placements.append(placement)
         return Plan(placements, trace=serial)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -20,6 +21,7 @@ from simulator.library import load_soc, soc_path
 from validation.calibrate import importers, measurements
 from validation.calibrate.command import problem
 from validation.calibrate.measurements import _trace
+from validation.fitting import engine as fengine
 from validation.fitting import params as fparams
 from validation.fitting.fast import FastCase, Setting, engine_latency, engine_metrics
 
@@ -62,7 +64,8 @@ def truth(tmp_path_factory):
         power = raw["cpu"][cluster]["power"]
         power["ceff"] = f"{soc.cpu[cluster].power.ceff * factor!r} F"
     base = folder / "base.yaml"
-    base.write_text(yaml.safe_dump(raw, sort_keys=False))
+    base.write_text("# the base's own provenance: kept in a calibrated file\n"
+                    + yaml.safe_dump(raw, sort_keys=False))
     return path, base, soc
 
 
@@ -71,6 +74,15 @@ def test_calibrate_is_a_socsim_command(capsys):
         main(["calibrate", "--help"])
     assert done.value.code == 0
     assert "--params" in capsys.readouterr().out
+
+
+def test_folds_partition_the_models_deterministically():
+    models = [f"m{i}" for i in range(30)]
+    folds = fengine.folds(models, k=5, seed=0)
+    assert [len(f) for f in folds] == [6] * 5
+    assert sorted(m for f in folds for m in f) == sorted(models)
+    assert folds == fengine.folds(models, k=5, seed=0)
+    assert folds != fengine.folds(models, k=5, seed=1)
 
 
 def test_fast_model_is_the_engine_at_any_clock():
@@ -124,6 +136,7 @@ def test_calibrate_recovers_known_parameters(truth, tmp_path, capsys):
     note = "fitted to measured.csv, 16 rows, 2026-01-02"
     # conv (prime, gold), gold fp32 parallel efficiency, dispatch (prime, gold)
     assert text.count(f"  # {note}") == 5
+    assert "# the base's own provenance: kept in a calibrated file\n" in text
     # values as written: 4 significant digits
     for line in (f"fp32: {fitted.cpu['gold'].parallel('fp32'):.4g}  # {note}",
                  f"conv: {fitted.cpu['gold'].efficiency['conv']:.4g}  # {note}"):
@@ -134,6 +147,27 @@ def test_calibrate_recovers_known_parameters(truth, tmp_path, capsys):
     assert report["cv_error_pct"].notna().all()
     assert "2-fold cross-validation" in printed
     assert re.search(r"CV [0-9.]+\.\.[0-9.]+", printed), printed  # per-parameter fold ranges
+
+
+def test_cross_validation_chooses_parameters_inside_each_fold(truth):
+    """Parameters chosen from the data are chosen again in every fold from its training
+    models only (a choice on every row would have seen the fold's models)."""
+    measured, base, _ = truth
+    prob, _, _ = problem(str(base), [str(measured)])
+    params = [fparams.parse("cpu.prime+gold.efficiency.fp32.conv", prob.soc),
+              fparams.parse("cpu.gold.parallel_efficiency.fp32", prob.soc)]
+    seen = []
+
+    def select(fold):
+        seen.append({r.group for r in fold.rows})
+        return params[:1] if len(seen) == 1 else params  # the first fold chooses less
+
+    errors, fits, _ = prob.cross_validate(params, k=2, seed=0, select=select)
+    models = {r.group for r in prob.rows}
+    assert len(seen) == 2 and all(0 < len(s) < len(models) for s in seen)
+    assert seen[0] | seen[1] == models and not seen[0] & seen[1]  # train sets of 2 folds
+    assert np.isnan(fits[0][1]) and not np.isnan(fits[1]).any()
+    assert not np.isnan(errors).any()
 
 
 def test_calibrate_fits_ceff_to_energy(truth, tmp_path, capsys):

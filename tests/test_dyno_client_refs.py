@@ -27,6 +27,25 @@ def test_on_host_moves_the_hardware_and_keeps_the_kernels():
     assert [c.size for c in moved.caches] == [host.l1_bytes, host.l2_bytes]
     assert moved.efficiency == carmel.efficiency
     assert moved.parallel_efficiency == carmel.parallel_efficiency
+    # PyTorch's kernels (the library the refs are costed with) move too
+    torch, moved_torch = carmel.libraries["pytorch"], moved.libraries["pytorch"]
+    assert moved_torch.efficiency == torch.efficiency
     # the per-operator cost is the same number of cycles at the host's clock
-    assert moved.dispatch_overhead * host.frequency_hz == pytest.approx(
-        carmel.dispatch_overhead * carmel.opps[-1].frequency)
+    for before, after in ((carmel, moved), (torch, moved_torch)):
+        assert after.dispatch_overhead * host.frequency_hz == pytest.approx(
+            before.dispatch_overhead * carmel.opps[-1].frequency)
+
+
+@pytest.mark.parametrize("variant", ["10w", "10w-uc"])
+def test_power_modes_state_pytorchs_per_operator_cycles_at_their_clock(variant):
+    """PyTorch's per-operator costs are Carmel work: each power mode's are the MAXN fits'
+    cycles at its top Carmel clock (GPU launches are issued by a Carmel core), to the
+    file's rounding."""
+    maxn, mode = load_soc("jetson-agx-xavier"), load_soc(f"jetson-agx-xavier@{variant}")
+    socs = (maxn, mode)
+    clocks = [soc.cpu["carmel"].opps[-1].frequency for soc in socs]
+    for name in ("cpu.carmel", "gpu"):
+        cycles = [soc.processors()[name].libraries["pytorch"].dispatch_overhead * clock
+                  for soc, clock in zip(socs, clocks)]
+        assert cycles[1] == pytest.approx(cycles[0], rel=2e-3), name
+    assert clocks[1] < clocks[0]

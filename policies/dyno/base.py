@@ -15,6 +15,11 @@ by default, minus the packer's core when they share a CPU cluster),
 core of the server device's first CPU cluster). Packing and unpacking are one
 thread each (a placement ``stream``): pipelined frames queue for them. All
 four may be on one device (e.g. a phone's CPU and GPU).
+
+The model's kernels (client and server) are PyTorch's (:data:`FRAMEWORK`: DynO's
+implementation runs the model in PyTorch): a processor with a ``libraries.pytorch``
+table is costed with it, others with their own numbers. Packing and unpacking are
+numpy/LZ4 calls, costed with the processor's own numbers.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ from simulator.policy import IterationReport, Job, Placement, Plan, Policy
 from workloads.splits.profile import RAW, SplitProfile
 
 from .plan import Where, build_split
+
+# the kernel library of the model's kernels on the client and the server
+FRAMEWORK = "pytorch"
 from .profiler import Profiler
 from .report import run_metrics
 
@@ -95,7 +103,7 @@ class SplitInference(Policy):
         return next(n for n in self.context.processors(device) if n.startswith("cpu."))
 
     def _placement(self, job: Job, processor: str, units: int | None, path: str,
-                   stream: str | None = None) -> Placement:
+                   stream: str | None = None, library: str | None = None) -> Placement:
         try:
             available = self.context.units(processor, job.device)
         except KeyError as err:
@@ -104,7 +112,7 @@ class SplitInference(Policy):
         if not 1 <= units <= available:
             raise ConfigError(f"{processor} has {available} units; {units} requested",
                               path=path)
-        return Placement(processor, units, stream=stream)
+        return Placement(processor, units, library=library, stream=stream)
 
     def _where(self, job: Job) -> Where:
         packer = self.packer or self._first_cpu(job.device)
@@ -118,9 +126,9 @@ class SplitInference(Policy):
         cores = self.client_cores
         if cores is None and self.client == packer:
             cores = max(1, self.context.units(self.client, job.device) - 1)
-        return Where(self._placement(job, self.client, cores, "client"),
+        return Where(self._placement(job, self.client, cores, "client", library=FRAMEWORK),
                      self._placement(job, packer, 1, "packer", stream="packing"),
-                     self._placement(job, self.server, None, "server"),
+                     self._placement(job, self.server, None, "server", library=FRAMEWORK),
                      self._placement(job, unpacker, 1, "unpacker", stream="unpacking"))
 
     # -- planning --------------------------------------------------------------------

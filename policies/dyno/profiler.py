@@ -182,9 +182,10 @@ class Profiler:
 
     # -- offline estimates -------------------------------------------------------
     def duration(self, row: dict, placement: Placement) -> float:
-        """Offline seconds of one kernel row on ``placement`` at its top OPP."""
+        """Offline seconds of one kernel row on ``placement`` (its units and kernel
+        library) at its top OPP."""
         return self.context.duration(self.job, row, placement.processor,
-                                     placement.units) / placement.share
+                                     placement.units, placement.library) / placement.share
 
     def set_plan(self, k: int, plan: SplitPlan) -> None:
         """Record configuration ``k``'s plan and the offline time of each of its rows

@@ -60,6 +60,11 @@ def choose(prob: Problem, requested: list[str] | None) -> tuple[list[Parameter],
     return prob.identifiable(candidates(prob.soc, prob.rows, prob.energy_rows))
 
 
+def chosen_by_data(prob: Problem) -> list[Parameter]:
+    """The parameters :func:`choose` takes from ``prob``'s rows without ``--params``."""
+    return choose(prob, None)[0]
+
+
 def _split(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
@@ -77,7 +82,8 @@ def run(args) -> int:
     if args.cv and not 2 <= args.cv <= models:
         raise ConfigError(f"expected 0 (none) or 2..{models} folds (one model per fold at "
                           f"most); got {args.cv}", path="--cv")
-    params, dropped = choose(prob, _split(args.params))
+    requested = _split(args.params)
+    params, dropped = choose(prob, requested)
     if not params:
         raise ConfigError("the measurements identify no parameter of the base", path="--params")
     date = args.date or dt.datetime.now(dt.timezone.utc).date().isoformat()
@@ -98,15 +104,18 @@ def run(args) -> int:
     energy_errors = prob.energy_errors(soc) if fit_energy else None
     cv_errors = cv_fits = cv_energy = None
     if args.cv:
-        cv_errors, cv_fits, cv_energy = prob.cross_validate(params, args.cv, args.seed)
+        # parameters chosen from the data are chosen again in each fold, from its training
+        # rows: a choice made on every row would have seen the fold's models
+        cv_errors, cv_fits, cv_energy = prob.cross_validate(
+            params, args.cv, args.seed, select=None if requested else chosen_by_data)
 
     raw["name"] = name
     raw["description"] = f"{raw.get('description', '')} - calibrated ({note})".strip(" -")
     header = (f"{name}: {base_path.name} calibrated by `socsim calibrate` ({note}).\n"
               f"Fitted ({len(params)}): " + ", ".join(p.name for p in params) + ".\n"
-              "Everything else is the base's, with its own provenance (see the base file).")
+              "Everything else is the base's, with its own provenance.")
     notes = {path: note for p in params for path in p.yaml_paths()}
-    write(out, raw, header, notes)
+    write(out, raw, header, notes, base=base_path.read_text())
 
     report = pd.DataFrame({
         "model": [r.group for r in prob.rows], "setting": labels,
@@ -142,7 +151,11 @@ def run(args) -> int:
         spread = ""
         if cv_fits:
             col = np.array([f[params.index(p)] for f in cv_fits])
-            spread = f"   CV {_show(col.min(), p.unit)}..{_show(col.max(), p.unit)}"
+            chosen = col[~np.isnan(col)]
+            spread = (f"   CV {_show(chosen.min(), p.unit)}..{_show(chosen.max(), p.unit)}"
+                      if len(chosen) else "   CV not chosen")
+            if 0 < len(chosen) < len(col):
+                spread += f" (chosen in {len(chosen)} of {len(col)} folds)"
         print(f"  {p.name:42s} {_show(old, p.unit):>10s} {_show(new, p.unit):>12s} "
               f"{(new / old - 1) * 100 if old else float('inf'):+8.1f}%{spread}")
     energy_labels = [r.label for r in prob.energy_rows]
@@ -155,7 +168,8 @@ def run(args) -> int:
         if fit_energy:
             crossed = pd.concat([crossed, summarize(cv_energy, energy_labels)])
         _print_summary(f"\n{args.cv}-fold cross-validation over the models (seed {args.seed}): "
-                       "each row predicted by a fit that never saw its model", crossed)
+                       "each row predicted by a fit that never saw its model"
+                       + ("" if requested else " (nor chose its parameters with it)"), crossed)
     print(f"\nwrote {out} and {report_path}")
     return 0
 

@@ -31,7 +31,7 @@ def reset(base: str, files: list[str], output: str) -> list[str]:
     header = (f"{raw['name']}: {path.name} with the {len(params)} numbers `socsim calibrate` "
               f"fits to {', '.join(Path(f).name for f in files)} reset to neutral starting values.")
     write(output, raw, header, {y: "reset (to be fitted)" for p in params
-                                for y in p.yaml_paths()})
+                                for y in p.yaml_paths()}, base=path.read_text())
     return [p.name for p in params]
 
 

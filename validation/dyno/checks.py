@@ -26,6 +26,7 @@ from simulator.trace import trace_from_table
 from validation.dyno import refs
 from validation.dyno.client_refs import REFS as CLIENT_REFS
 from validation.dyno.client_refs import ClientRef
+from validation.dyno.fit_clients import LIBRARY, simulated_ms
 from validation.dyno.fit_packing import (
     CPU,
     SOC,
@@ -160,13 +161,12 @@ def _engine_latency_ms(ref: ClientRef) -> float:
     hardware (:func:`validation.dyno.fit_clients.simulated_ms`): no SoC file
     describes that machine."""
     if ref.host:
-        from validation.dyno.fit_clients import simulated_ms
         return simulated_ms(ref)
     trace = generate_trace(ref.model, batch=ref.batch, input_size=ref.input_size,
                            width=ref.width)
     if ref.precision != "fp32":
         trace = trace.with_precision(ref.precision)
-    policy = {"name": "single", "processor": ref.processor}
+    policy = {"name": "single", "processor": ref.processor, "library": LIBRARY}
     if ref.units:
         policy["cores"] = ref.units
     result = run_trace(ref.soc, trace, policy)

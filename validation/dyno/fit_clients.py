@@ -17,9 +17,12 @@ overhead is seconds per kernel) are fitted to the measured per-model latencies o
   overhead, to a PyTorch FP32 batch-16 ResNet-152 and MXNet FP32 batch-1
   latencies (``dwconv`` stays estimated: one MobileNetV2 figure cannot separate it).
 
-The hardware facts (peaks, clocks, bandwidths) stay as written. A model's
-latency is the sum of its kernels' costs (:class:`CostModel`) at the top OPP:
-inference runs its kernels one after another.
+The refs are PyTorch's (bounds: ncnn's, MXNet's), so the kernels are costed with
+the processor's ``pytorch`` library (:data:`LIBRARY`) where it has one, and the
+efficiencies and dispatch overhead are fitted there (the Xavier's); the parallel
+efficiency is the processor's. The hardware facts (peaks, clocks, bandwidths)
+stay as written. A model's latency is the sum of its kernels' costs
+(:class:`CostModel`) at the top OPP: inference runs its kernels one after another.
 
 Run: ``python -m validation.dyno.fit_clients`` (simulated vs measured with the
 SoC files as written) or ``python -m validation.dyno.fit_clients --fit`` (fit,
@@ -41,11 +44,15 @@ from simulator.spec.processor import CacheLevel
 from validation.dyno.client_refs import HOSTS, REFS, ClientRef
 from workloads.generate import generate_trace
 
+# the kernel library the refs' kernels are costed with (a processor without its table: its own)
+LIBRARY = "pytorch"
 # Fitted parameters per (soc, processor): (name, lower bound, upper bound). A name is
-# ``dispatch_overhead`` (s), ``parallel_efficiency`` or an efficiency key.
+# ``dispatch_overhead`` (s), ``parallel_efficiency`` or an efficiency key (``fp16.conv``: a
+# precision's table); all but the parallel efficiency go to the library when there is one.
 PARAMETERS: dict[tuple[str, str], tuple[tuple[str, float, float], ...]] = {
     ("jetson-agx-xavier", "cpu.carmel"): (("parallel_efficiency", 0.05, 1.0),
-                                          ("conv", 0.02, 1.0), ("dwconv", 0.002, 1.0),
+                                          ("fp32.conv", 0.02, 1.0),
+                                          ("fp32.dwconv", 0.002, 1.0),
                                           ("dispatch_overhead", 0.0, 2e-3)),
     ("jetson-agx-xavier", "gpu"): (("fp16.conv", 0.02, 1.0), ("dispatch_overhead", 0.0, 2e-3)),
     ("desktop-i7-1080ti", "gpu"): (("conv", 0.02, 1.0), ("dispatch_overhead", 0.0, 2e-3)),
@@ -62,19 +69,28 @@ def _rows(model: str, batch: int, input_size: int, precision: str,
 
 
 def with_parameters(soc: SocSpec, processor: str, values: dict[str, float]) -> SocSpec:
-    """A copy of ``soc`` with ``processor``'s parameters replaced by ``values``."""
+    """A copy of ``soc`` with ``processor``'s parameters replaced by ``values`` (in its
+    :data:`LIBRARY` table when it has one, the parallel efficiency in the processor)."""
     proc = soc.processors()[processor]
+    lib = proc.libraries.get(LIBRARY)
     update: dict = {}
-    table = dict(proc.efficiency)
+    kernels: dict = {}  # the update of the library (or of the processor)
+    table = dict((lib or proc).efficiency)
     for name, value in values.items():
-        if name in ("dispatch_overhead", "parallel_efficiency"):
+        if name == "parallel_efficiency":
             update[name] = float(value)
+        elif name == "dispatch_overhead":
+            kernels[name] = float(value)
         elif "." in name and name.split(".", 1)[0] in table:  # a precision's table: fp16.conv
             precision, key = name.split(".", 1)
             table[precision] = {**table[precision], key: float(value)}
         else:
             table[name] = float(value)
-    update["efficiency"] = table
+    kernels["efficiency"] = table
+    if lib is None:
+        update.update(kernels)
+    else:
+        update["libraries"] = {**proc.libraries, LIBRARY: lib.model_copy(update=kernels)}
     new = proc.model_copy(update=update)
     if processor.startswith("cpu."):
         cpus = dict(soc.cpu)
@@ -87,8 +103,9 @@ def on_host(soc: SocSpec, processor: str, host_name: str) -> SocSpec:
     """``soc`` with ``processor`` (a CPU cluster) moved to another machine's hardware:
     its efficiencies (the framework's kernels) kept, the host's clock, cores, caches
     and DRAM bandwidth (at the SoC's DRAM efficiency) put in. The per-operator
-    overhead is framework code on the same cores: the same number of cycles (E: equal
-    instructions per cycle on branchy code), so it scales with the clock ratio."""
+    overhead (the processor's and its libraries') is framework code on the same cores:
+    the same number of cycles (E: equal instructions per cycle on branchy code), so it
+    scales with the clock ratio."""
     host = HOSTS[host_name]
     proc = soc.processors()[processor]
     clock_ratio = proc.opps[-1].frequency / host.frequency_hz
@@ -97,10 +114,13 @@ def on_host(soc: SocSpec, processor: str, host_name: str) -> SocSpec:
     caches = [CacheLevel(name="l1", size=f"{host.l1_bytes} B", bytes_per_cycle=32),
               CacheLevel(name="l2", size=f"{host.l2_bytes} B", per_unit=False,
                          bytes_per_cycle=32)]
+    libraries = {name: lib if lib.dispatch_overhead is None else lib.model_copy(
+        update={"dispatch_overhead": lib.dispatch_overhead * clock_ratio})
+        for name, lib in proc.libraries.items()}
     new = proc.model_copy(update={
         "units": host.units, "opps": [top], "caches": caches, "shared_memories": ["dram"],
         "dram_bandwidth": host.dram_bytes_per_s * dram.efficiency,
-        "dispatch_overhead": proc.dispatch_overhead * clock_ratio})
+        "dispatch_overhead": proc.dispatch_overhead * clock_ratio, "libraries": libraries})
     cpus = dict(soc.cpu)
     cpus[processor.split(".", 1)[1]] = new
     return soc.model_copy(update={"cpu": cpus})
@@ -117,7 +137,7 @@ def simulated_ms(ref: ClientRef, soc: SocSpec | None = None) -> float:
     frequency = proc.opps[-1].frequency
     model = CostModel(soc)
     rows = _rows(ref.model, ref.batch, ref.input_size, ref.precision, ref.width)
-    return sum(model.kernel_cost(ref.processor, units, row).duration(frequency)
+    return sum(model.kernel_cost(ref.processor, units, row, LIBRARY).duration(frequency)
                for row in rows) * 1e3
 
 
@@ -131,11 +151,15 @@ def fit(soc_name: str, processor: str) -> dict[str, float]:
              and (many.units or 0) > 1]
     base = load_soc(soc_name)
     proc = base.processors()[processor]
+    lib = proc.libraries.get(LIBRARY)
 
     def current(name: str) -> float:
-        if name in ("dispatch_overhead", "parallel_efficiency"):
-            return float(getattr(proc, name))
-        table = proc.efficiency
+        if name == "parallel_efficiency":
+            return float(proc.parallel_efficiency)
+        if name == "dispatch_overhead":
+            return float(proc.dispatch_overhead if lib is None or lib.dispatch_overhead is None
+                         else lib.dispatch_overhead)
+        table = (lib or proc).efficiency
         if "." in name and isinstance(table.get(name.split(".", 1)[0]), dict):
             precision, name = name.split(".", 1)
             table = table[precision]

@@ -483,23 +483,49 @@ class Problem:
         measured = np.array([r.measured for r in rows])
         return (self.predict(soc, rows) / measured - 1) * 100
 
-    def cross_validate(self, params: list[Parameter], k: int = 5, seed: int = 0
+    def subset(self, groups: set[str]) -> Problem:
+        """The same problem on the rows of ``groups`` (models) only."""
+        return Problem(self.raw, self.soc, [r for r in self.rows if r.group in groups],
+                       [r for r in self.energy_rows if r.group in groups])
+
+    def cross_validate(self, params: list[Parameter], k: int = 5, seed: int = 0,
+                       select: Callable[[Problem], list[Parameter]] | None = None
                        ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
         """``k``-fold cross-validation over the models: each fold's rows predicted by a
-        fit on the other folds. Returns (signed % error per latency row, fitted values
-        per fold, signed % error per energy row: NaN when no energy is fitted)."""
+        fit on the other folds.
+
+        Args:
+            params: the parameters fitted (on all rows).
+            select: how they were chosen, if from the data (the training rows' problem ->
+                parameters): each fold then chooses its own from its training rows, so
+                the choice is validated too (a choice made on every row would have seen
+                the fold's models). None: ``params`` in every fold (chosen a priori).
+
+        Returns:
+            (signed % error per latency row, fitted values per fold (one per ``params``;
+            NaN where a fold did not choose it), signed % error per energy row: NaN when
+            no energy is fitted).
+        """
         groups = sorted({r.group for r in self.rows}, key=[r.group for r in self.rows].index)
         errors = np.full(len(self.rows), np.nan)
         energy = np.full(len(self.energy_rows), np.nan)
         fits = []
         for test in folds(groups, k, seed):
-            values = self.fit(params, set(groups) - set(test))
-            fits.append(values)
-            soc = self.soc_with(params, values)
+            train = set(groups) - set(test)
+            if select is None:
+                chosen = params
+                values = self.fit(params, train)
+            else:
+                fold = self.subset(train)
+                chosen = select(fold)
+                values = fold.fit(chosen)
+            fitted = dict(zip([p.name for p in chosen], values))
+            fits.append(np.array([fitted.get(p.name, np.nan) for p in params]))
+            soc = self.soc_with(chosen, values)
             index = [i for i, r in enumerate(self.rows) if r.group in set(test)]
             errors[index] = self.errors(soc, [self.rows[i] for i in index])
             index = [i for i, r in enumerate(self.energy_rows) if r.group in set(test)]
-            if index and any(p.energy for p in params):
+            if index and any(p.energy for p in chosen):
                 energy[index] = self.energy_errors(soc, [self.energy_rows[i] for i in index])
         return errors, fits, energy
 

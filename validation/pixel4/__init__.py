@@ -38,12 +38,14 @@ runs single-threaded (``serial_ops``), so the five models that have them are
 in every fit.
 
 The fit minimises the sum of squared log errors with ``scipy.optimize.least_squares``
-from fixed starting values, so it is deterministic. A fast vectorised copy of
-the cost model (:class:`FastCase`) is used while fitting; it reproduces the
-engine's latency exactly (``single`` runs one operator at a time, plus the GPU's
-host I/O), which :func:`check_fast_model` verifies. :func:`cross_validate` is
-a seeded 5-fold cross-validation over the models (:func:`folds`). Reported
-tables come from the engine.
+from fixed starting values, so it is deterministic. The study runs on the project's fitting engine (:mod:`validation.fitting`): its
+vectorised copy of the cost model (:class:`~validation.fitting.FastCase`) is used
+while fitting; it reproduces the engine's latency exactly (``single`` runs one
+operator at a time, plus the GPU's host I/O), which :func:`check_fast_model`
+verifies; the parameters are the engine's (named by YAML path, :data:`PARAMS`
+gives each its study name, start and unit); :func:`cross_validate` is a seeded
+5-fold cross-validation over the models (:func:`validation.fitting.folds`).
+Reported tables come from the engine.
 
 Run::
 
@@ -66,17 +68,14 @@ from validation.pixel4.data import (
                    data_dir,
                    load,
 )
-from validation.pixel4.fast_model import FastCase
 from validation.pixel4.fit import (
                    Fitter,
                    check_fast_model,
                    cross_validate,
-                   engine_latency,
                    engine_table,
                    error_table,
                    fit_configs,
                    fit_gpu_ops,
-                   folds,
                    summarize,
 )
 from validation.pixel4.params import (
@@ -84,13 +83,15 @@ from validation.pixel4.params import (
                    GPU_PARAMS,
                    PARAM_NAMES,
                    PARAMS,
+                   Base,
                    Param,
                    apply_params,
+                   load_base,
                    read_params,
 )
 
 __all__ = ["CONFIGS", "DERIVED", "EXTRAS", "GPU_PARAMS", "PARAMS", "PARAM_NAMES", "SOC", "SOURCE",
-           "TARGETS", "TARGET_PCT", "Calibration", "Config", "DataMissing", "FastCase", "Fitter",
+           "TARGETS", "TARGET_PCT", "Base", "Calibration", "Config", "DataMissing", "Fitter",
            "Param", "apply_params", "check_fast_model", "cross_validate", "data_dir",
-           "engine_latency", "engine_table", "error_table", "fit_configs", "fit_gpu_ops", "folds",
-           "load", "read_params", "summarize"]
+           "engine_table", "error_table", "fit_configs", "fit_gpu_ops", "load", "load_base",
+           "read_params", "summarize"]

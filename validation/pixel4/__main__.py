@@ -6,7 +6,6 @@ import argparse
 
 import pandas as pd
 
-from simulator.library import load_soc
 from validation.pixel4.data import EXTRAS, SOC, TARGET_PCT, TARGETS, DataMissing, load
 from validation.pixel4.fit import (
     Fitter,
@@ -16,7 +15,8 @@ from validation.pixel4.fit import (
     error_table,
     summarize,
 )
-from validation.pixel4.params import GPU_PARAMS, PARAM_NAMES, PARAMS, apply_params, read_params
+from validation.pixel4.params import (GPU_PARAMS, PARAM_NAMES, PARAMS, apply_params, load_base,
+                                      read_params)
 
 
 def _format_params(values: dict[str, float], current: dict[str, float] | None = None) -> str:
@@ -58,15 +58,15 @@ def main(argv: list[str] | None = None) -> int:
     except DataMissing as err:
         print(f"skipped: {err}")
         return 0
-    soc = load_soc(SOC)
+    base = load_base(SOC)
     print(f"{len(cal.models)} models; with grouped convolutions (group_conv): "
           f"{', '.join(sorted(cal.grouped))}")
     if args.fit:
-        fitter = Fitter(cal, soc)
+        fitter = Fitter(cal, base)
         values = fitter.fit()
         print("\nProposed parameters (fit on all calibration models):")
-        print(_format_params(values, read_params(soc)))
-        fitted = apply_params(soc, values)
+        print(_format_params(values, read_params(base.soc)))
+        fitted = apply_params(base, values).soc
         print(f"\nfast model vs engine, largest difference: "
               f"{check_fast_model(cal, fitted) * 100:.2g} %")
         _print_summary("\nCalibration with the proposed parameters (fast model):",
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:18s} {col.min():9.4g} {col.median():9.4g} {col.max():9.4g}")
     configs = TARGETS + (EXTRAS if args.extras else [])
     configs = [c for c in configs if c.name in cal.measured.columns]
-    errors = error_table(cal, engine_table(cal, soc, configs))
+    errors = error_table(cal, engine_table(cal, base.soc, configs))
     _print_summary(f"\nCalibration table ({SOC}.yaml as committed, full engine):",
                    summarize(errors))
     if args.per_model:

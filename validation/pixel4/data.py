@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.trace import Trace
+from validation.fitting.fast import Setting
 from validation.data import DataMissing, data_folder  # noqa: F401  (re-exported)
 
 SOC = "snapdragon855"
@@ -31,8 +32,9 @@ class Config:
     precision: str
 
     @property
-    def policy(self) -> dict:
-        return {"name": "single", "processor": self.processor, "cores": self.cores}
+    def setting(self) -> Setting:
+        """How the fitting engine runs it (top OPP, one operator at a time)."""
+        return Setting(self.processor, self.cores, self.precision)
 
 
 def _config(label: str, precision: str, processor: str, cores: int) -> Config:
