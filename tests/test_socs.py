@@ -40,8 +40,8 @@ TOP_OPP_MHZ = {
     "snapdragon810": {"cpu.big": 1958.4, "cpu.little": 1555.2, "gpu": 600},
     "snapdragon820": {"cpu.big": 2150.4, "cpu.little": 1593.6, "gpu": 624},
     "tms320c6678": {"dsp": 1250},
-    # Xenos' FPGA board: the fabric accelerator's clock (E, socs/zcu102.yaml)
-    "zcu102": {"npu": 300},
+    # Xenos' FPGA board: the DPU cores' clock on the ZCU102 (UG1354, socs/zcu102.yaml)
+    "zcu102": {"npu": 281},
     # NestDNN/FlexDNN's Galaxy S8 (US): AnandTech 10948 (2.45 / 1.9 GHz), msm8998-v2.dtsi
     "snapdragon835": {"cpu.big": 2457.6, "cpu.little": 1900.8, "gpu": 710},
 }
