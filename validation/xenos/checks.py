@@ -3,8 +3,8 @@
 * group ``xenos`` (calibration): the smallest and largest cut in inference
   time that horizontal optimisation alone brings over Vanilla across the seven
   benchmark models, on the C6678 (17.9-43.9 %) and on the ZCU102 (80.4-96.2 %),
-  the ranges each board's Vanilla MAC-kernel and DRAM efficiencies are fitted to
-  (``python -m validation.xenos.fit [--board zcu102]``);
+  the ranges each board's Vanilla MAC-kernel efficiency (and on the C6678 its DRAM
+  efficiency) is fitted to (``python -m validation.xenos.fit [--board zcu102]``);
 * group ``xenos-predictions`` (held out, nothing fitted to them): the range of
   the cut vertical optimisation brings on top (the paper's 21.2-84.9 % spans
   all its devices and models: here the C6678 and the ZCU102), the d-Xenos speedup of four boards over one (3.68-3.78x) for
@@ -77,8 +77,8 @@ _range("xenos.vo_reduction", refs.VO_REDUCTION_PCT, "%", _vo, "xenos-predictions
        "prediction", PREDICTION_TOLERANCE,
        refs.SOURCE + " abstract, VO cut over HO, 7 models on the C6678 and the ZCU102 "
        "(held out)")
-# The notes' second calibration figure: the ZCU102's Vanilla MAC rate and DDR4 fraction
-# (unknowns of an accelerator no public document describes) are fitted to it.
+# The notes' second calibration figure: the ZCU102's Vanilla MAC rate (on Xilinx's DPU,
+# which stands in for the paper's unpublished accelerator) is fitted to it.
 _range("xenos.zcu102.ho_reduction", refs.FPGA_HO_REDUCTION_PCT, "%", _fpga_ho, "xenos",
        "calibration", CALIBRATION_TOLERANCE,
        refs.SOURCE + ", HO alone vs Vanilla over 7 models on the ZCU102 (fitted)")
