@@ -179,6 +179,19 @@ def _tiny_table() -> pd.DataFrame:
     return table
 
 
+def test_the_zcu102_accelerator_is_the_dpu_xilinx_ships_for_the_board():
+    # socs/zcu102.yaml assumes Xilinx's DPU in place of the paper's unpublished design:
+    # its INT8 peak must be UG1354's "3.45 TOPS" (three B4096 cores at 281 MHz), its
+    # buffers PG338's 255 block RAMs per core, and they must fit the part's 912
+    npu = simulator.load_soc("zcu102").npu
+    peak = npu.units * npu.ops_per_cycle["int8"] * npu.opps[-1].frequency
+    assert peak == pytest.approx(3.45e12, rel=0.005)
+    assert set(npu.ops_per_cycle) == {"int8"}
+    blocks = npu.caches[0].size / (36 * 1024 / 8)
+    assert blocks == pytest.approx(255)
+    assert npu.units * blocks <= 912
+
+
 @pytest.fixture(scope="module")
 def tiny_trace(tmp_path_factory):
     path = tmp_path_factory.mktemp("trace") / "tiny.csv"
