@@ -40,8 +40,8 @@ TOP_OPP_MHZ = {
     "snapdragon810": {"cpu.big": 1958.4, "cpu.little": 1555.2, "gpu": 600},
     "snapdragon820": {"cpu.big": 2150.4, "cpu.little": 1593.6, "gpu": 624},
     "tms320c6678": {"dsp": 1250},
-    # Xenos' FPGA board: the fabric accelerator's clock (E, socs/zcu102.yaml)
-    "zcu102": {"npu": 300},
+    # Xenos' FPGA board: the DPU cores' clock on the ZCU102 (UG1354, socs/zcu102.yaml)
+    "zcu102": {"npu": 281},
     # NestDNN/FlexDNN's Galaxy S8 (US): AnandTech 10948 (2.45 / 1.9 GHz), msm8998-v2.dtsi
     "snapdragon835": {"cpu.big": 2457.6, "cpu.little": 1900.8, "gpu": 710},
 }
@@ -177,6 +177,19 @@ def _tiny_table() -> pd.DataFrame:
     table["precision"] = "fp32"
     table["batch"] = 1
     return table
+
+
+def test_the_zcu102_accelerator_is_the_dpu_xilinx_ships_for_the_board():
+    # socs/zcu102.yaml assumes Xilinx's DPU in place of the paper's unpublished design:
+    # its INT8 peak must be UG1354's "3.45 TOPS" (three B4096 cores at 281 MHz), its
+    # buffers PG338's 255 block RAMs per core, and they must fit the part's 912
+    npu = simulator.load_soc("zcu102").npu
+    peak = npu.units * npu.ops_per_cycle["int8"] * npu.opps[-1].frequency
+    assert peak == pytest.approx(3.45e12, rel=0.005)
+    assert set(npu.ops_per_cycle) == {"int8"}
+    blocks = npu.caches[0].size / (36 * 1024 / 8)
+    assert blocks == pytest.approx(255)
+    assert npu.units * blocks <= 912
 
 
 @pytest.fixture(scope="module")

@@ -30,3 +30,24 @@ def test_calibration_target(name):
     check = CHECKS.get(name)
     error = abs(check.simulate() - check.reference) / check.reference * 100
     assert error <= check.tolerance_pct, f"{name}: {error:.1f} % off"
+
+
+def test_the_xenos_checks_simulate_each_configuration_once(monkeypatch):
+    # HO's time is the HO check's numerator and the VO check's denominator: the checks
+    # share one simulation per (model, configuration, board)
+    from validation.xenos import checks, refs
+    calls = []
+
+    def latency(model, config, soc_spec=None, soc=refs.SOC):
+        calls.append((model, config, soc))
+        return {"vanilla": 3.0, "HO": 2.0, "HO+VO": 1.0}[config]
+
+    monkeypatch.setattr(checks.calibration, "latency_s", latency)
+    checks._latency.cache_clear()
+    try:
+        assert checks._fpga_ho() == (100.0 * (1 - 2 / 3),) * len(refs.MODELS)
+        assert checks._vo() == (50.0,) * (2 * len(refs.MODELS))
+        checks._ho()
+        assert len(calls) == len(set(calls)) == 3 * 2 * len(refs.MODELS)
+    finally:
+        checks._latency.cache_clear()

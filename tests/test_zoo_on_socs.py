@@ -17,10 +17,17 @@ SMALL_INPUT = {"lenet5": 32, "alexnet": 63}  # inception_v3 at 32: its CIFAR ste
 
 
 @lru_cache(maxsize=None)
-def _trace(model: str, mode: str):
+def _trace(model: str, mode: str, precision: str = "fp32"):
     # small inputs keep the suite fast; MAC counts at full size are in test_zoo.py
     size = SMALL_INPUT.get(model, 32)
-    return generate_trace(model, mode=mode, batch=2, input_size=size)
+    return generate_trace(model, mode=mode, batch=2, input_size=size, precision=precision)
+
+
+def _precision(spec) -> str:
+    """FP32, or the precision of a device that has no FP32 datapath (the ZCU102's INT8
+    accelerator)."""
+    supported = {p for proc in spec.processors().values() for p in proc.ops_per_cycle}
+    return "fp32" if "fp32" in supported else sorted(supported)[0]
 
 
 @pytest.mark.parametrize("model", MODELS.names())
@@ -39,7 +46,7 @@ def test_model_runs_on_soc(soc, model):
     spec = load_soc(soc)
     gpu = spec.gpu is not None
     policy = {"name": "single", "processor": "gpu"} if gpu else {"name": "heft"}
-    result = run_trace(soc, _trace(model, "inference"), policy)
+    result = run_trace(soc, _trace(model, "inference", _precision(spec)), policy)
     assert result.metrics["latency_s"] > 0 and math.isfinite(result.metrics["energy_j"])
 
 

@@ -13,6 +13,10 @@ SOC = "tms320c6678"
 FPGA = "zcu102"
 # the processor whose units Xenos splits the work over, per board
 PROCESSOR = {SOC: "dsp", FPGA: "npu"}
+# the arithmetic each board's accelerator runs: FP32 on the C66x cores; INT8 on the ZCU102,
+# whose accelerator is Xilinx's DPU (an INT8 engine, socs/zcu102.yaml) standing in for the
+# paper's unpublished fabric design
+PRECISION = {SOC: "fp32", FPGA: "int8"}
 
 # The seven benchmark models of the single-board experiments (zoo names).
 MODELS = ("mobilenet_v1", "squeezenet1_0", "shufflenet_v2", "resnet18", "centernet", "lstm",
