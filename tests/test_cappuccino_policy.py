@@ -70,6 +70,21 @@ def test_lanes_idle_at_kernel_rows_unless_maps_are_interleaved(kernel, channels,
     assert simd_waste({"op": "relu"}, map_major) == 0.0
 
 
+@pytest.mark.parametrize("op", ["lrn", "softmax", "tanh"])
+def test_math_library_layers_keep_one_lane_on_the_cpu_only(op):
+    # rs_cl.c's float4 pow/exp call the scalar function once per lane (CPU driver);
+    # a GPU driver compiles them to its own instructions
+    assert simd_waste({"op": op}, True) == pytest.approx(0.75)
+    assert simd_waste({"op": op}, False, lanes=8) == pytest.approx(7 / 8)
+    assert simd_waste({"op": op}, True, scalar_math=False) == 0.0
+
+
+def test_grouped_convolutions_fill_lanes_per_group():
+    grouped = {"op": "group_conv", "kernel": 5, "in_channels": 96, "groups": 2}
+    assert simd_waste(grouped, True) == 0.0                      # 48 maps a group
+    assert simd_waste({**grouped, "in_channels": 6}, True) == pytest.approx(0.25)  # 3 a group
+
+
 def _devices_per_kernel(result) -> set[int]:
     """How many of {CPU, GPU} each original kernel ran on."""
     kernels = result.kernels.assign(
