@@ -121,6 +121,22 @@ def test_gpu_renderscript_is_load_bound_so_gains_differ_by_cnn():
     assert gains["squeezenet1_0"] > 1.2 * gains["alexnet"]
 
 
+def test_lrn_gains_nothing_from_imprecise_mode_on_the_cpu_but_convolutions_do():
+    def durations(mode: str, processors: list[str]) -> dict[str, float]:
+        k = run({"name": "cappuccino", "mode": mode, "processors": processors},
+                model="alexnet_caffe").kernels
+        return dict(zip(k["label"].str.split(":").str[1], k["end_s"] - k["start_s"]))
+
+    exact = durations("exact", ["cpu.big"])
+    cpu = durations("imprecise", ["cpu.big"])
+    # pow runs lane by lane: the float4 library with 1 lane of 4 is the scalar one
+    assert cpu["norm1.fwd"] == pytest.approx(exact["norm1.fwd"], rel=0.05)
+    assert cpu["conv3.fwd"] < exact["conv3.fwd"] / 3
+    # a GPU driver has transcendental instructions: the same layer is not held back there
+    both = durations("imprecise", ["cpu.big", "gpu"])
+    assert both["norm1.fwd"] < cpu["norm1.fwd"] / 2
+
+
 def test_map_major_order_pays_off_on_1x1_layers():
     planar = run({"name": "cappuccino", "map_major": False, "processors": ["cpu.big"]})
     interleaved = run({"name": "cappuccino", "map_major": True, "processors": ["cpu.big"]})
