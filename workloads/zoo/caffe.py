@@ -38,8 +38,8 @@ def alexnet_caffe(input_size: int = 227, num_classes: int = 1000) -> Graph:
     0.72 GMACs at 227x227.
 
     Args:
-        input_size: square input side, pixels (227 in the deploy file; the
-            classifier needs a 6x6 map, so only 227 builds as published).
+        input_size: square input side, pixels (227 in the deploy file; fc6
+            reads whatever pool5 gives, 6x6 at 227; inputs from 63 build).
         num_classes: classifier outputs.
     """
     input_size = positive_int("input_size", input_size, "alexnet_caffe")
@@ -81,8 +81,8 @@ def googlenet_caffe(input_size: int = 224, num_classes: int = 1000) -> Graph:
     1.6 GMACs at 224x224.
 
     Args:
-        input_size: square input side, pixels (the final 7x7 average pool needs
-            a 7x7 map: 224 as published).
+        input_size: square input side, pixels (224 as published; the final
+            average pool covers the whole last map).
         num_classes: classifier outputs.
     """
     input_size = positive_int("input_size", input_size, "googlenet_caffe")
@@ -101,6 +101,7 @@ def googlenet_caffe(input_size: int = 224, num_classes: int = 1000) -> Graph:
             x = _inception(g, x, spec, name=f"inception_{label}")
         if stage < 5:
             x = g.maxpool(x, 3, 2, ceil_mode=True, name=f"pool{stage}/3x3_s2")
-    x = g.avgpool(x, 7, 1, name="pool5/7x7_s1")
+    # Caffe's 7x7/1 average pool over the 7x7 map: a global pool (any input size builds)
+    x = g.global_pool(x, name="pool5/7x7_s1")
     g.softmax(g.fc(x, num_classes, name="loss3/classifier"), name="prob")
     return g
