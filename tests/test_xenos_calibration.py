@@ -13,9 +13,9 @@ TARGETS = [name for name in CHECKS.names() if name.startswith(("cappuccino.", "x
            and CHECKS.get(name).status == "calibration"]
 # Misses kept visible (strict xfail: a fix must remove the entry). The Nexus 5 imprecise
 # column (calibration since issue 19, nothing fitted to it): the paper's AlexNet and GoogLeNet
-# gain 1.13x and 1.07x from imprecise mode, SqueezeNet 8x; the modelled vector code gains 4.9x
-# and 6.7x (-77 %, -85 %: no sourced mechanism found that leaves two CNNs at scalar speed,
-# docs/cappuccino_xenos.md, limitation 10) and 6.4x for SqueezeNet (+32 % at 15 %).
+# gain 1.13x and 1.07x from imprecise mode, SqueezeNet 8x; the modelled vector code gains 4.7x
+# and 6.3x (-76 %, -84 %: no sourced mechanism found that leaves two CNNs at scalar speed,
+# docs/cappuccino_xenos.md, limitation 10) and 6.2x for SqueezeNet (+33 % at 15 %).
 KNOWN_MISSES: set[str] = {f"cappuccino.nexus5.{model}.imprecise"
                           for model in ("alexnet", "squeezenet1_0", "googlenet")}
 MISS_REASON = "Nexus 5 imprecise column: gains differ by CNN for a reason not modelled"
