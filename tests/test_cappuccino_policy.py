@@ -70,6 +70,21 @@ def test_lanes_idle_at_kernel_rows_unless_maps_are_interleaved(kernel, channels,
     assert simd_waste({"op": "relu"}, map_major) == 0.0
 
 
+@pytest.mark.parametrize("op", ["lrn", "softmax", "tanh"])
+def test_math_library_layers_keep_one_lane_on_the_cpu_only(op):
+    # rs_cl.c's float4 pow/exp call the scalar function once per lane (CPU driver);
+    # a GPU driver compiles them to its own instructions
+    assert simd_waste({"op": op}, True) == pytest.approx(0.75)
+    assert simd_waste({"op": op}, False, lanes=8) == pytest.approx(7 / 8)
+    assert simd_waste({"op": op}, True, scalar_math=False) == 0.0
+
+
+def test_grouped_convolutions_fill_lanes_per_group():
+    grouped = {"op": "group_conv", "kernel": 5, "in_channels": 96, "groups": 2}
+    assert simd_waste(grouped, True) == 0.0                      # 48 maps a group
+    assert simd_waste({**grouped, "in_channels": 6}, True) == pytest.approx(0.25)  # 3 a group
+
+
 def _devices_per_kernel(result) -> set[int]:
     """How many of {CPU, GPU} each original kernel ran on."""
     kernels = result.kernels.assign(
@@ -104,6 +119,22 @@ def test_gpu_renderscript_is_load_bound_so_gains_differ_by_cnn():
         gains[model] = exact.metrics["latency_s"] / imprecise.metrics["latency_s"]
         assert (imprecise.kernels["processor"] == "cpu.big").mean() > 0.5
     assert gains["squeezenet1_0"] > 1.2 * gains["alexnet"]
+
+
+def test_lrn_gains_nothing_from_imprecise_mode_on_the_cpu_but_convolutions_do():
+    def durations(mode: str, processors: list[str]) -> dict[str, float]:
+        k = run({"name": "cappuccino", "mode": mode, "processors": processors},
+                model="alexnet_caffe").kernels
+        return dict(zip(k["label"].str.split(":").str[1], k["end_s"] - k["start_s"]))
+
+    exact = durations("exact", ["cpu.big"])
+    cpu = durations("imprecise", ["cpu.big"])
+    # pow runs lane by lane: the float4 library with 1 lane of 4 is the scalar one
+    assert cpu["norm1.fwd"] == pytest.approx(exact["norm1.fwd"], rel=0.05)
+    assert cpu["conv3.fwd"] < exact["conv3.fwd"] / 3
+    # a GPU driver has transcendental instructions: the same layer is not held back there
+    both = durations("imprecise", ["cpu.big", "gpu"])
+    assert both["norm1.fwd"] < cpu["norm1.fwd"] / 2
 
 
 def test_map_major_order_pays_off_on_1x1_layers():

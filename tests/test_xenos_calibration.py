@@ -1,7 +1,7 @@
 """The calibration targets of Cappuccino and Xenos (the registered checks of
 ``socsim validate --group cappuccino`` and ``--group xenos``): the Nexus 5
-single-threaded row and exact parallel column, and the HO-alone reduction ranges
-of the TMS320C6678 and the ZCU102."""
+single-threaded row, exact parallel column and imprecise column, and the HO-alone
+reduction ranges of the TMS320C6678 and the ZCU102."""
 
 from __future__ import annotations
 
@@ -11,20 +11,25 @@ from simulator.checks import CHECKS
 
 TARGETS = [name for name in CHECKS.names() if name.startswith(("cappuccino.", "xenos."))
            and CHECKS.get(name).status == "calibration"]
-# Misses kept visible (strict xfail: a fix must remove the entry). None: the row-loop cost of
-# scalar RenderScript brought AlexNet's exact column from +16 % to within tolerance.
-KNOWN_MISSES: set[str] = set()
+# Misses kept visible (strict xfail: a fix must remove the entry). The Nexus 5 imprecise
+# column (calibration since issue 19, nothing fitted to it): the paper's AlexNet and GoogLeNet
+# gain 1.13x and 1.07x from imprecise mode, SqueezeNet 8x; the modelled vector code gains 4.7x
+# and 6.3x (-76 %, -84 %: no sourced mechanism found that leaves two CNNs at scalar speed,
+# docs/cappuccino_xenos.md, limitation 10) and 6.2x for SqueezeNet (+33 % at 15 %).
+KNOWN_MISSES: set[str] = {f"cappuccino.nexus5.{model}.imprecise"
+                          for model in ("alexnet", "squeezenet1_0", "googlenet")}
+MISS_REASON = "Nexus 5 imprecise column: gains differ by CNN for a reason not modelled"
 
 
 def test_the_targets_are_registered():
-    assert len(TARGETS) == 10
+    assert len(TARGETS) == 13
     assert KNOWN_MISSES <= set(TARGETS)
     # the groups and the statuses say the same: fitted figures in the plain groups
     assert {CHECKS.get(name).group for name in TARGETS} == {"cappuccino", "xenos"}
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="one overhead for 3 CNNs"))
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=MISS_REASON))
     if name in KNOWN_MISSES else name for name in TARGETS])
 def test_calibration_target(name):
     check = CHECKS.get(name)

@@ -36,6 +36,10 @@ REFERENCES = [
     # CIFAR stem (pytorch-cifar100) at 32x32: by hand in tests/test_zoo_variants.py
     ("inception_v3", {"input_size": 32}, 3.0956, 21.806),
     ("googlenet", {}, 1.50, 6.62),
+    # BVLC Caffe forms (models/bvlc_{alexnet,googlenet}/deploy.prototxt): by hand in
+    # tests/test_zoo_variants.py
+    ("alexnet_caffe", {}, 0.7244, 60.965),
+    ("googlenet_caffe", {}, 1.5827, 6.9986),
     ("squeezenet1_0", {}, 0.82, 1.25),
     ("squeezenet1_1", {}, 0.35, 1.24),
     ("mobilenet_v1", {}, 0.569, 4.2),

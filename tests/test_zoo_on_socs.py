@@ -13,7 +13,8 @@ from validation.micro import run_trace
 from workloads.generate import generate_trace
 from workloads.zoo import MODELS
 
-SMALL_INPUT = {"lenet5": 32, "alexnet": 63}  # inception_v3 at 32: its CIFAR stem
+SMALL_INPUT = {"lenet5": 32, "alexnet": 63, "alexnet_caffe": 63,
+               "googlenet_caffe": 64}  # inception_v3 at 32: its CIFAR stem
 
 
 @lru_cache(maxsize=None)

@@ -133,3 +133,52 @@ def test_variants_generate_training_traces(name, kwargs):
 def test_mnn_variants_name_their_source(name):
     doc = MODELS.get(name).__doc__
     assert "alibaba/MNN" in doc and "tools/train/source/models/" in doc
+
+
+# --- BVLC Caffe forms (BVLC/caffe models/bvlc_alexnet/deploy.prototxt,
+# models/bvlc_googlenet/deploy.prototxt). AlexNet at 227x227: conv1 11x11/4 3->96 (55x55),
+# conv2 5x5 96->256 in 2 groups (48 inputs a filter, 27x27), conv3 3x3 256->384, conv4 and
+# conv5 3x3 in 2 groups (192 inputs a filter) at 13x13, fc 9216->4096->4096->1000; biases.
+ALEXNET_CAFFE_CONVS = [(96, 3 * 121, 55), (256, 48 * 25, 27), (384, 256 * 9, 13),
+                       (384, 192 * 9, 13), (256, 192 * 9, 13)]
+ALEXNET_CAFFE_FCS = [(9216, 4096), (4096, 4096), (4096, 1000)]
+ALEXNET_CAFFE_PARAMS = sum(c * taps + c for c, taps, _ in ALEXNET_CAFFE_CONVS) + sum(
+    i * o + o for i, o in ALEXNET_CAFFE_FCS)
+ALEXNET_CAFFE_MACS = sum(c * taps * side * side for c, taps, side in ALEXNET_CAFFE_CONVS) + sum(
+    i * o for i, o in ALEXNET_CAFFE_FCS)
+# GoogLeNet: conv1 7x7/2 3->64 (112), pool (56), conv2 reduce 1x1 64->64, conv2 3x3 64->192
+# (56), pool (28); inception (in, 1x1, 3x3 reduce, 3x3, 5x5 reduce, 5x5, pool proj, side);
+# pool 7x7 avg, fc 1024->1000; every conv has a bias.
+GOOGLENET_CAFFE_INCEPTIONS = [
+    (192, 64, 96, 128, 16, 32, 32, 28), (256, 128, 128, 192, 32, 96, 64, 28),
+    (480, 192, 96, 208, 16, 48, 64, 14), (512, 160, 112, 224, 24, 64, 64, 14),
+    (512, 128, 128, 256, 24, 64, 64, 14), (512, 112, 144, 288, 32, 64, 64, 14),
+    (528, 256, 160, 320, 32, 128, 128, 14), (832, 256, 160, 320, 32, 128, 128, 7),
+    (832, 384, 192, 384, 48, 128, 128, 7)]
+
+
+def _googlenet_caffe_counts() -> tuple[int, int]:
+    convs = [(64, 3 * 49, 112), (64, 64, 56), (192, 64 * 9, 56)]
+    for c_in, c1, r3, c3, r5, c5, proj, side in GOOGLENET_CAFFE_INCEPTIONS:
+        convs += [(c1, c_in, side), (r3, c_in, side), (c3, r3 * 9, side), (r5, c_in, side),
+                  (c5, r5 * 25, side), (proj, c_in, side)]
+    params = sum(c * taps + c for c, taps, _ in convs) + 1024 * 1000 + 1000
+    macs = sum(c * taps * side * side for c, taps, side in convs) + 1024 * 1000
+    return params, macs
+
+
+def test_bvlc_caffe_forms_of_alexnet_and_googlenet():
+    alexnet = MODELS.get("alexnet_caffe")()
+    assert (alexnet.params, alexnet.macs) == (ALEXNET_CAFFE_PARAMS, ALEXNET_CAFFE_MACS) == (
+        60_965_224, 724_406_816)
+    assert [layer.groups for layer in alexnet.layers if layer.op == "conv"] == [1, 2, 1, 2, 2]
+    assert [layer.name for layer in alexnet.layers if layer.op == "lrn"] == ["norm1", "norm2"]
+    assert alexnet.shape("pool5") == (256, 6, 6)
+    googlenet = MODELS.get("googlenet_caffe")()
+    assert (googlenet.params, googlenet.macs) == _googlenet_caffe_counts()
+    assert googlenet.shape("inception_5b/output") == (1024, 7, 7)
+    assert sum(layer.op == "lrn" for layer in googlenet.layers) == 2
+    assert not any(layer.op == "batchnorm" for layer in googlenet.layers)
+    trace = generate_trace("alexnet_caffe")
+    lrn = trace.table[trace.table["op"] == "lrn"]
+    assert list(lrn["flops"]) == [25.0 * 96 * 55 * 55, 25.0 * 256 * 27 * 27]

@@ -56,7 +56,13 @@ MODES = ("inference", "training")
 # divide; the loss adds log, the cross-entropy sum and the gradient p - y.
 _PER_ELEMENT = {"relu": 1, "batchnorm": 2, "softmax": 3, "loss": 5,
                 # layer norm: mean, variance, normalise, scale, shift; GELU (tanh form)
-                "layernorm": 5, "gelu": 8}
+                "layernorm": 5, "gelu": 8,
+                # LRN across channels as Caffe computes it: square, the sliding window sum
+                # (add the entering map, subtract the leaving one), scale = k + alpha/n * sum,
+                # then x * pow(scale, -beta): 5 operations and one powf, counted as 20
+                # (E: a single-precision pow is a log2 and an exp2, each a range reduction
+                # and a polynomial of about 8 terms)
+                "lrn": 25}
 # Training-mode batch norm also reduces the batch mean and variance.
 _BN_TRAIN_FWD = 4
 _BN_BWD_WEIGHT = 3  # dgamma = sum(dy * xhat), dbeta = sum(dy)

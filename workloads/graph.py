@@ -343,6 +343,11 @@ class Graph:
         """Softmax over the channels (class scores)."""
         return self._elementwise("softmax", x, name)
 
+    def lrn(self, x: str, name: str | None = None) -> str:
+        """Local response normalisation across channels (Caffe's ``LRN``):
+        ``x / (k + alpha/n * sum of x^2 over n neighbouring maps)^beta``."""
+        return self._elementwise("lrn", x, name)
+
     def layernorm(self, x: str, name: str | None = None) -> str:
         """Layer normalisation over the features (scale and shift: 2 per feature)."""
         return self._elementwise("layernorm", x, name, params=2 * self.shape(x)[0])

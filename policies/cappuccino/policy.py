@@ -92,6 +92,22 @@ class Cappuccino(Policy):
                 sets.append(cpus + others)
         return sets
 
+    def _best(self, est: Estimator, record: dict, mode: str,
+              sets: list[list[Placement]]) -> tuple[list, float, dict]:
+        """Fastest processor set for ``record`` in ``mode``: (parts, seconds, the
+        record as costed, with its idle vector lanes on that set)."""
+        best: tuple[list, float, dict] = ([], float("inf"), record)
+        for placements in sets:
+            on_cpu = all(p.processor.startswith("cpu.") for p in placements)
+            rec = dict(record)
+            rec["simd_waste"] = (simd_waste(record, self.map_major, self.lanes,
+                                            scalar_math=on_cpu)
+                                 if mode == "imprecise" else 0.0)
+            parts, seconds = est.split(rec, placements)
+            if parts and seconds < best[1]:
+                best = (parts, seconds, rec)
+        return best
+
     def plan(self, job: Job) -> Plan:
         trace = serialize(job.trace)
         est = Estimator(self.context, job)
@@ -103,10 +119,7 @@ class Cappuccino(Policy):
         for record in records:
             per_mode = {}
             for mode in modes:
-                rec = dict(record)
-                rec["simd_waste"] = (simd_waste(record, self.map_major, self.lanes)
-                                     if mode == "imprecise" else 0.0)
-                parts, seconds = est.best(rec, sets[mode])
+                parts, seconds, rec = self._best(est, record, mode, sets[mode])
                 if parts:
                     per_mode[mode] = (parts, rec)
                     layer_times[_layer(record)][mode] += seconds

@@ -8,14 +8,26 @@ wastes lanes (the 3-channel image). In the usual planar order a vector runs
 along a kernel row, which wastes lanes at every row end: a 3x3 kernel keeps
 3 of 4 busy, a 1x1 kernel 1 of 4, an 11x11 kernel 11 of 12. Fully connected
 layers vectorise along their inputs either way.
+
+Layers built on a transcendental function do not vectorise at all: LRN's
+``pow(k + alpha/n * sum, beta)`` and softmax's ``exp`` (also sigmoid, tanh,
+GELU). RenderScript's math library defines the float4 overloads of these
+functions as four calls of the scalar one (``rs_cl.c`` in AOSP
+``frameworks/compile/libbcc``, ``lib/Renderscript/runtime``: ``FN_FUNC_FN(exp)``,
+``FN_FUNC_FN_FN(pow)`` expand to ``r.x = fnc(v.x); ... r.w = fnc(v.w)``, C), and
+the CPU driver resolves the scalar symbol to the C library's routine, so float4
+code keeps one lane of four busy there (:data:`SCALAR_MATH_OPS`), whatever the
+precision mode.
 """
 
 from __future__ import annotations
 
 import math
 
-WINDOW_OPS = ("conv", "dwconv", "deconv")
+WINDOW_OPS = ("conv", "group_conv", "dwconv", "deconv")
 VECTOR_OPS = (*WINDOW_OPS, "fc", "matmul")
+# Layers whose per-element work is a math-library call evaluated one lane at a time.
+SCALAR_MATH_OPS = ("lrn", "softmax", "sigmoid", "tanh", "gelu")
 
 
 def _waste(n: int, lanes: int) -> float:
@@ -25,15 +37,23 @@ def _waste(n: int, lanes: int) -> float:
     return 1.0 - n / (lanes * math.ceil(n / lanes))
 
 
-def simd_waste(record: dict, map_major: bool, lanes: int = 4) -> float:
+def simd_waste(record: dict, map_major: bool, lanes: int = 4,
+               scalar_math: bool = True) -> float:
     """Idle-lane fraction of a kernel's vector code.
 
     Args:
         record: a trace row (uses ``op``, ``kernel``, ``in_channels``, ``groups``).
+            Ops outside :data:`VECTOR_OPS` and :data:`SCALAR_MATH_OPS` (ReLU,
+            pooling, batch norm, concatenation) vectorise along the maps: 0.
         map_major: whether feature maps are stored map-major.
         lanes: vector width in elements.
+        scalar_math: whether math functions run as scalar library calls (the CPU
+            driver); False for a GPU driver, whose compiler maps them to the
+            GPU's own transcendental instructions (E).
     """
     op = record["op"]
+    if op in SCALAR_MATH_OPS:
+        return _waste(1, lanes) if scalar_math else 0.0  # one useful lane per scalar libm call
     if op not in VECTOR_OPS:
         return 0.0
     kernel = int(record.get("kernel") or 1)

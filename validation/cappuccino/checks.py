@@ -1,12 +1,15 @@
 """Cappuccino checks on the Nexus 5 (Snapdragon 800).
 
-* group ``cappuccino`` (calibration): the single-threaded baseline of AlexNet,
-  SqueezeNet and GoogLeNet, the row the Java interpretation overhead is fitted
-  to, and the exact parallel column, the one RenderScript's code overhead is
-  fitted to (``python -m validation.cappuccino.fit --fit``);
-* group ``cappuccino-predictions`` (held out, nothing fitted to them): the
-  imprecise column, and the SqueezeNet energy ratio of the single-threaded
-  program over Cappuccino.
+* group ``cappuccino`` (calibration: the seed notes list the whole Nexus 5 table
+  as calibration figures): the single-threaded baseline of AlexNet, SqueezeNet
+  and GoogLeNet, the row the Java interpretation overhead is fitted to; the exact
+  parallel column, the one RenderScript's code overhead and row-loop cost are
+  fitted to (``python -m validation.cappuccino.fit --fit``); and the imprecise
+  column, which no parameter is fitted to: it tests the vector-code mechanism
+  (float4 lanes, idle lanes, scalar math calls, memory-bound FC layers, the GPU
+  driver) with the overheads fitted on the other two;
+* group ``cappuccino-predictions`` (held out, nothing fitted to it): the
+  SqueezeNet energy ratio of the single-threaded program over Cappuccino.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from validation.cappuccino import refs
 
 CALIBRATION_TOLERANCE = 15.0
 PREDICTION_TOLERANCE = 50.0
-FITTED_MODES = ("baseline", "parallel")
+FITTED_MODES = ("baseline", "parallel")  # the imprecise column is calibration, not fitted
 
 
 def _register() -> None:
@@ -27,11 +30,10 @@ def _register() -> None:
         for mode, ms in zip(refs.MODES, row):
             fitted = mode in FITTED_MODES
             check(f"cappuccino.nexus5.{model}.{mode}", reference=ms, unit="ms",
-                  tolerance_pct=CALIBRATION_TOLERANCE if fitted else PREDICTION_TOLERANCE,
+                  tolerance_pct=CALIBRATION_TOLERANCE,
                   source=refs.SOURCE + (f", {mode} column (fitted)" if fitted else
-                                        f", {mode} column (held out)"),
-                  group="cappuccino" if fitted else "cappuccino-predictions",
-                  status="calibration" if fitted else "prediction",
+                                        f", {mode} column (calibration, not fitted)"),
+                  group="cappuccino", status="calibration",
                   )(lambda m=model, md=mode: calibration.latency_ms(refs.SOC, m, md))
 
 

@@ -26,8 +26,12 @@ efficiency of ``2 l / (c p)``. Two numbers are fitted, on the Nexus 5
   ``F`` times slower, so its row cost is ``R F``.
 
 ``K`` and ``R`` are geometric means / a 1-D search, iterated because
-memory-bound layers do not scale with the code's speed. The imprecise column,
-the GPU libraries and the other phones are predictions.
+memory-bound layers do not scale with the code's speed. The imprecise column is
+calibration data (the seed notes list it) but nothing is fitted to it: the
+float4 libraries follow from ``K`` and the chain latencies, so the column tests
+the vector-code mechanism (it fails for AlexNet and GoogLeNet, see
+``docs/cappuccino_xenos.md``). The GPU libraries and the other phones are
+predictions.
 
 Java's overhead is a property of the phone's software as well as its cores:
 the Nexus 5 ran Android 4.4, whose default runtime is Dalvik with its trace
@@ -78,10 +82,12 @@ ROW_RANGE = (0.0, 40.0)
 
 
 def run(soc: str, model: str, mode: str, soc_spec: SocSpec | None = None):
-    """One inference of ``model`` on ``soc`` in a Cappuccino column (performance
-    governor, thermal governor off: the paper's benchmark setting)."""
+    """One inference of ``model`` (a paper's CNN name, run as ``refs.ZOO_MODEL``'s
+    form, or any zoo model) on ``soc`` in a Cappuccino column (performance governor,
+    thermal governor off: the paper's benchmark setting)."""
     spec = ExperimentSpec.model_validate({
-        "name": "cappuccino", "soc": soc, "workload": {"model": model},
+        "name": "cappuccino", "soc": soc,
+        "workload": {"model": refs.ZOO_MODEL.get(model, model)},
         "policy": POLICIES[mode], "dvfs": {"governor": "performance"},
         "thermal": {"governor": False},
         "outputs": {"timeline": False, "kernels": False, "timeseries": False}})

@@ -20,6 +20,13 @@ NEXUS5_MS = {
     "googlenet": (84404.40, 2651.12, 2478.09),
 }
 
+# The zoo model each CNN runs as: the BVLC Caffe forms of AlexNet (two towers, LRN) and
+# GoogLeNet (5x5 convolutions, LRN, no batch norm), E: the notes name the CNNs, not their
+# form; mobile RenderScript runtimes of the time converted Caffe models (CNNdroid), and
+# SqueezeNet 1.0 (torchvision's squeezenet1_0 is the same network) is itself a Caffe release.
+ZOO_MODEL = {"alexnet": "alexnet_caffe", "squeezenet1_0": "squeezenet1_0",
+             "googlenet": "googlenet_caffe"}
+
 # SqueezeNet energy on the Nexus 5: single-threaded 26.39 J vs Cappuccino 3.38 J. The note
 # gives them "per 1000 runs", which no run length matches (26 mJ for a 44 s run); as energy
 # per inference the single-threaded figure is 0.60 W over 43.9 s, and Cappuccino's 3.38 J is

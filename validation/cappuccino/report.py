@@ -34,7 +34,8 @@ COMPARED = {"CNNdroid": {"name": "cnndroid"},
 def run_policy(soc: str, model: str, policy: dict) -> dict:
     """Latency (s) and energy (J) of one inference of ``model`` under ``policy``."""
     spec = ExperimentSpec.model_validate({
-        "name": "cappuccino-report", "soc": soc, "workload": {"model": model},
+        "name": "cappuccino-report", "soc": soc,
+        "workload": {"model": refs.ZOO_MODEL.get(model, model)},
         "policy": policy, "dvfs": {"governor": "performance"},
         "thermal": {"governor": False},
         "outputs": {"timeline": False, "kernels": False, "timeseries": False}})
