@@ -36,6 +36,13 @@ from .storage import Storage
 from .thermal import StepWiseGovernor, ThermalNetwork
 
 
+# The most time-series samples a device keeps (each ~26 values on a phone, 20
+# bytes a value while running): ~8 MB. A run with more (164 s at the default 10 ms
+# period, 45 h at 10 s) keeps every 2nd, 4th, ... sample instead (Device._halve):
+# a long run's memory stays flat, and its series still integrates to its energy.
+_MAX_SAMPLES = 2**14
+
+
 class Device:
     """Run-time state of one device.
 
@@ -114,6 +121,12 @@ class Device:
         self._sample_times = array("d")  # s
         self._sample_codes = array("I")  # index into self._labels
         self._sample_values = array("d")
+        # Bounded: at most _MAX_SAMPLES samples are kept; past that, neighbours are
+        # merged in pairs and only every ``_sample_skip``-th due sample is taken
+        # (:meth:`_halve`), so a long run's series costs the same as a shorter one's.
+        self._sample_starts = array("q")  # offset of each sample's first value
+        self._sample_skip = 1
+        self._samples_due = 0
         self._labels: list[str] = []
         self._label_codes: dict[str, int] = {}
         self.peak = self.thermal.temperatures.copy()
@@ -434,10 +447,10 @@ class Device:
         issue 21)."""
         if self.env.now - self._last_time <= 0:
             if self._sampled_at < self.env.now:
-                self._record_sample()
+                self._record_sample(force=True)
             return
         self._integrate()
-        self._record_sample()
+        self._record_sample(force=True)
 
     def levels(self) -> list[float]:
         """Every domain's frequency and cap (Hz), interleaved, in sample order."""
@@ -475,7 +488,7 @@ class Device:
 
     def _record_sample(self, temps=None, now: float | None = None,
                        levels: list[float] | None = None,
-                       energy: dict[str, float] | None = None) -> None:
+                       energy: dict[str, float] | None = None, force: bool = False) -> None:
         """Temperatures, frequencies and caps now, and each component's mean power
         over the period since the previous sample (its energy difference over
         that period), so that the samples integrate to the run's energy at any
@@ -486,7 +499,11 @@ class Device:
             now, levels, energy: a sample at another time (s), with its levels
                 (:meth:`levels`) and cumulative energy per component (J): the
                 samples of a skipped stretch (:meth:`leap`).
+            force: take it even if a long run's series is thinned (the last one).
         """
+        self._samples_due += 1
+        if not force and self._samples_due % self._sample_skip:
+            return  # thinned (_halve): the next kept sample's means cover this one
         if now is None:
             now = self.env.now
         if temps is None:
@@ -519,8 +536,51 @@ class Device:
             codes.append(self._power_total_code)
             self._sampled_energy = dict(energy)
             self._sampled_at = now
+        self._sample_starts.append(len(self._sample_values))
         self._sample_values.extend(values)
         self._sample_times.extend(repeat(now, len(values)))
+        if len(self._sample_starts) > _MAX_SAMPLES:
+            self._halve()
+
+    def _halve(self) -> None:
+        """Merge the samples after the first in pairs (the later one's time,
+        temperatures and levels; the pair's mean power, weighted by their
+        periods, so the series still integrates to the energy) and take every
+        other due sample from now on: the effective sample period doubles."""
+        self._sample_skip *= 2
+        starts = np.frombuffer(self._sample_starts, dtype=np.int64)
+        first, width = int(starts[1]), int(starts[2] - starts[1])
+        codes = np.frombuffer(self._sample_codes, dtype=np.uint32)
+        body_codes = codes[first:]
+        if len(body_codes) % width or not (
+                body_codes.reshape(-1, width) == body_codes[:width]).all():
+            return  # samples of different layouts (rare: a component added mid-run)
+        values = np.frombuffer(self._sample_values, dtype=float)
+        times = np.frombuffer(self._sample_times, dtype=float)
+        body = values[first:].reshape(-1, width)
+        at = times[first::width]  # each sample's time (s)
+        period = np.diff(np.concatenate([times[:1], at]))  # s since the sample before
+        pairs = len(body) // 2
+        early, late = body[0:2 * pairs:2], body[1:2 * pairs:2]
+        t_early, t_late = period[0:2 * pairs:2, None], period[1:2 * pairs:2, None]
+        power_codes = {*self._power_codes.values(), self._power_total_code}
+        power = np.array([int(code) in power_codes for code in body_codes[:width]])
+        merged = late.copy()
+        merged[:, power] = ((early[:, power] * t_early + late[:, power] * t_late)
+                            / (t_early + t_late))
+        body = np.concatenate([merged, body[2 * pairs:]])
+        at = np.concatenate([at[1:2 * pairs:2], at[2 * pairs:]])
+        new_values = array("d", values[:first].tobytes())
+        new_values.frombytes(body.tobytes())
+        new_times = array("d", times[:first].tobytes())
+        new_times.frombytes(np.repeat(at, width).tobytes())
+        new_codes = array("I", codes[:first].tobytes())
+        new_codes.frombytes(np.tile(body_codes[:width], len(body)).tobytes())
+        del starts, codes, body_codes, values, times  # views lock the arrays
+        self._sample_values, self._sample_times, self._sample_codes = (
+            new_values, new_times, new_codes)
+        self._sample_starts = array("q", range(first, len(new_values), width))
+        self._sample_starts.insert(0, 0)
 
     def _code(self, label: str) -> int:
         """The code of a time-series name (added to the table if new)."""
