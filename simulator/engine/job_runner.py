@@ -226,6 +226,7 @@ class JobRunner:
             self.fast_forward.boundary()
             device.settle()  # the active time's energy, settled up to now (a step may be pending)
             device.stride = self.fast_forward.stride  # an idle device: long steps are exact
+            device.reschedule()  # but its polls come every poll period, not after a long step
         else:  # a lazy sampler may be a poll period behind (Device.catch_up)
             device.catch_up()
         energy, start = device.total_energy, self.env.now
