@@ -1,19 +1,27 @@
 """A device at run time: processors, DVFS, power integration and thermal state.
 
-One SimPy process (the sampler) advances power and temperature every thermal
-step: it collects each processor's exact energy integrals, adds leakage
-(temperature-dependent), idle, DRAM and base power, steps the RC network with
-that step's average power, runs the DVFS governors whose period has come and
-the thermal governor at its polling period, and appends samples to the
-time series. Kernel events never touch numpy, which keeps the engine fast.
-A device with flash storage (``storage:`` in the SoC file) adds its read/write
-energy as the ``storage`` component (:mod:`simulator.engine.storage`).
+One SimPy process (the sampler) wakes on the grid of thermal steps, but only at
+the steps where something happens: a periodic DVFS governor decides, the thermal
+governor polls (at least that often the leakage's temperature is refreshed, trip
+points or not) or a time-series sample is due. Power and heat are integrated
+*lazily*, at those polls and samples and at power-change points between them
+(an OPP change more than a step after the last integration, a pause, the end):
+it collects each processor's exact energy integrals, adds leakage
+(temperature-dependent, at the interval's start), idle, DRAM and base power,
+and steps the RC network exactly for the interval's mean power (a propagator
+per length, cached). A governor's wake in between reads only its processor's
+busiest-core time. With a sample every step (the default 10 ms) every wake
+integrates: the old fixed tick, bit for bit. Kernel events never touch numpy,
+which keeps the engine fast. A device with flash storage (``storage:`` in the
+SoC file) adds its read/write energy as the ``storage`` component
+(:mod:`simulator.engine.storage`).
 
 While a job fast-forwards (:mod:`simulator.engine.fast_forward`) the sampler
-takes ``stride`` base steps at a time (exact for the constant power of a
-replayed iteration; governor periods, thermal polls and samples still fall on
-their base-step boundaries) and, with ``replaying`` set, the DVFS governors
-keep their OPPs: the memoised iteration already holds their behaviour.
+takes ``stride`` base steps at a time and integrates at every one (exact for
+the constant power of a replayed iteration; governor periods, thermal polls and
+samples still fall on their base-step boundaries) and, with ``replaying`` set,
+the DVFS governors keep their OPPs: the memoised iteration already holds their
+behaviour.
 """
 
 from __future__ import annotations
@@ -243,10 +251,6 @@ class Device:
             self.energy["radio"] = 0.0
         self.radios.append(radio)
 
-    def _account(self, energy: dict[str, float]) -> None:
-        for name, joules in energy.items():
-            self.energy[name] += joules
-
     # -- the sampler --------------------------------------------------------
     def sampler(self):
         """SimPy process: wakes at the base thermal steps where something observes
@@ -281,6 +285,7 @@ class Device:
         must not wait for it)."""
         if self._waiting and self._due() < self._pending:  # (else the same wake: keep
             self._process.interrupt()                     # its time to the last bit)
+            self._waiting = False  # one interrupt is enough
 
     @property
     def lazy(self) -> bool:
