@@ -32,7 +32,6 @@ from itertools import repeat
 
 import numpy as np
 import simpy
-from scipy.linalg import expm
 from simpy.events import Timeout
 
 from ..hardware.cost import CostModel
