@@ -42,7 +42,6 @@ from .processor import Processor, Task
 from .storage import Storage
 from .thermal import StepWiseGovernor, ThermalNetwork
 
-
 # The most time-series samples a device keeps (each ~26 values on a phone, 20
 # bytes a value while running): ~8 MB. A run with more (164 s at the default 10 ms
 # period, 45 h at 10 s) keeps every 2nd, 4th, ... sample instead (Device._halve):
