@@ -150,6 +150,7 @@ class Device:
         self._process = None  # the sampler (start())
         self._waiting = False  # the sampler waits for its next wake
         self._pending = 0  # base steps from the last wake to the one it waits for
+        self._temps = self.thermal.temperatures  # °C at the last integration
         self.stride = 1  # base thermal steps per sampler tick (fast-forward)
         self.replaying = False  # DVFS governors hold their OPPs (fast-forward)
         # Fast-forward's steady-state watch: called after every tick with the node
@@ -305,6 +306,8 @@ class Device:
             passed = int((self.env.now - self._tick_time) / self.step + 1e-9)
         if not self.lazy:
             return max(self.stride, passed + 1)
+        if self.sample_every == 1:  # every step is a sample (the default): the next one
+            return passed + 1
         base = ticks + passed
         due = (base // self._poll_every + 1) * self._poll_every
         every = self.sample_every
@@ -351,7 +354,8 @@ class Device:
             if frequency < min_frequency[local]:
                 min_frequency[local] = frequency
         if sampled or hook is not None:
-            temps = self.thermal.temperatures
+            # the temperatures _integrate computed, unless it did not run at this wake
+            temps = self._temps if self._last_time == now else self.thermal.temperatures
             if sampled:
                 self._record_sample(temps)
             if hook is not None:  # a watched device is not lazy: it integrated above
@@ -383,7 +387,8 @@ class Device:
         for name, joules in energy.items():
             totals[name] += joules
         self._last_time = now
-        np.maximum(self.peak, thermal.temperatures, out=self.peak)
+        temps = self._temps = thermal.temperatures
+        np.maximum(self.peak, temps, out=self.peak)
         return node_power
 
     def settle(self) -> None:
@@ -504,9 +509,10 @@ class Device:
                 samples of a skipped stretch (:meth:`leap`).
             force: take it even if a long run's series is thinned (the last one).
         """
-        self._samples_due += 1
-        if not force and self._samples_due % self._sample_skip:
-            return  # thinned (_halve): the next kept sample's means cover this one
+        if self._sample_skip != 1 and not force:
+            self._samples_due += 1
+            if self._samples_due % self._sample_skip:
+                return  # thinned (_halve): the next kept sample's means cover this one
         if now is None:
             now = self.env.now
         if temps is None:
@@ -551,6 +557,7 @@ class Device:
         periods, so the series still integrates to the energy) and take every
         other due sample from now on: the effective sample period doubles."""
         self._sample_skip *= 2
+        self._samples_due = 0
         starts = np.frombuffer(self._sample_starts, dtype=np.int64)
         first, width = int(starts[1]), int(starts[2] - starts[1])
         codes = np.frombuffer(self._sample_codes, dtype=np.uint32)
