@@ -16,8 +16,10 @@ Only outcomes are cached (a value, or "data unavailable" with its message);
 a check that raised is run again next time. The folder is
 ``$SOCSIM_CACHE_DIR``, else ``$XDG_CACHE_HOME/socsim``, else ``~/.cache/socsim``;
 delete it (or pass ``socsim validate --no-cache``) to start afresh. Each
-fingerprint's values live in one JSON file under ``checks/``; files of older
-fingerprints are removed when a new one is written.
+fingerprint's values live in one JSON file under ``checks/``; the newest eight
+are kept (other branches and worktrees of the same machine), older ones are
+removed when a new one is written. Only the bytes and the paths inside the
+checkout enter the fingerprint, not where the checkout is.
 """
 
 from __future__ import annotations
@@ -36,6 +38,15 @@ from .library import PROJECT_ROOT, soc_dirs
 _PACKAGES = ("simulator", "policies", "workloads", "validation")
 _LIBRARIES = ("numpy", "scipy", "pandas", "simpy", "pydantic")
 _SKIP_DIRS = {"__pycache__", ".git", ".pytest_cache"}
+# Fingerprints whose values are kept (one JSON file each, ~20 kB)
+_KEEP = 8
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed meanwhile by another process
+        return 0.0
 
 
 def cache_dir() -> Path:
@@ -81,6 +92,15 @@ def _files(root: Path) -> list[Path]:
     return out
 
 
+def _label(root: Path) -> str:
+    """A root's name in the fingerprint: its path inside the checkout, else its
+    own name (the data root, an installed plugin), never its absolute path."""
+    try:
+        return root.relative_to(PROJECT_ROOT.resolve()).as_posix()
+    except ValueError:
+        return root.name
+
+
 def fingerprint(modules: Iterable[str] = ()) -> str:
     """A hash of every input of the checks defined in ``modules`` (see the module)."""
     digest = hashlib.sha256()
@@ -89,7 +109,9 @@ def fingerprint(modules: Iterable[str] = ()) -> str:
         module = sys.modules.get(name)
         digest.update(f"{name} {getattr(module, '__version__', '?')}\n".encode())
     for root in _roots(modules):
-        digest.update(f"root {root}\n".encode())
+        # where the tree lives is no input: two checkouts of the same bytes (git
+        # worktrees, a copy) share their cache
+        digest.update(f"root {_label(root)}\n".encode())
         for path in _files(root):
             digest.update(f"{path.relative_to(root) if path != root else path.name}\n".encode())
             digest.update(path.read_bytes())
@@ -134,9 +156,12 @@ class CheckCache:
             partial = self.path.with_suffix(f".{os.getpid()}.tmp")
             partial.write_text(json.dumps(self._entries, sort_keys=True))
             partial.replace(self.path)
-            for other in self.folder.glob("*.json"):
-                if other != self.path:
-                    other.unlink(missing_ok=True)
+            # the newest few fingerprints stay: trees at other commits (branches,
+            # worktrees) validated on one machine must not evict each other
+            others = sorted((p for p in self.folder.glob("*.json") if p != self.path),
+                            key=_mtime, reverse=True)
+            for other in others[_KEEP - 1:]:
+                other.unlink(missing_ok=True)
         except OSError:
             return
         self._dirty = False

@@ -142,3 +142,32 @@ def test_sampled_power_integrates_to_the_energy_at_any_period(tiny_soc, period):
     for component in ("cpu.big", "cpu.little", "dsp", "dram", "memory_idle", "base"):
         assert _integral(ts, f"power.{component}") == pytest.approx(
             m[f"energy_{component}_j"], rel=1e-9, abs=1e-15), component
+
+
+def test_a_long_series_is_thinned_to_a_bounded_size_and_still_integrates(tiny_soc, monkeypatch):
+    # Past _MAX_SAMPLES samples, neighbours merge in pairs (mean power over both
+    # periods) and every other due sample is taken: the series stays bounded,
+    # its last sample is at the end, and it still integrates to every energy.
+    import simulator.engine.device as device
+
+    trace = make_trace([kernel(i, str(i - 1) if i else "", flops=3e8 * (1 + i % 3))
+                        for i in range(12)])
+    args = dict(policy={"name": "single", "processor": "cpu.big", "cores": 1},
+                dvfs={"governor": "schedutil"}, workload={"trace": "<memory>", "iterations": 5})
+    full = run(tiny_soc, trace, **args, outputs={"sample_period": "10 ms"})
+    monkeypatch.setattr(device, "_MAX_SAMPLES", 16)
+    thin = run(tiny_soc, trace, **args, outputs={"sample_period": "10 ms"})
+    m, ts = thin.metrics, thin.timeseries
+    times = sorted(set(ts["time_s"]))
+    assert len(set(full.timeseries["time_s"])) > 4 * 16  # thinned at least twice
+    assert len(times) <= 16 + 1
+    assert times[-1] == pytest.approx(m["makespan_s"])
+    assert m == full.metrics  # thinning touches the series only
+    assert _integral(ts, "power.total") == pytest.approx(m["energy_j"], rel=1e-9)
+    for component in ("cpu.big", "cpu.little", "dram", "base"):
+        assert _integral(ts, f"power.{component}") == pytest.approx(
+            m[f"energy_{component}_j"], rel=1e-9, abs=1e-15), component
+    temps = ts[ts["name"] == "temp.cpu"].set_index("time_s")["value"]
+    reference = full.timeseries[full.timeseries["name"] == "temp.cpu"].set_index("time_s")
+    for time_ in temps.index[1:]:  # a kept sample's temperature is the sample at its time
+        assert temps[time_] == reference["value"][time_]

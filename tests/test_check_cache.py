@@ -61,7 +61,28 @@ def test_cached_values_are_not_simulated_again_but_errors_are(checks):
     CALLS.clear()
     run_checks(checks, cache=CheckCache(cache_dir(), "key-2"))  # other inputs: all run
     assert len(CALLS) == 5
-    assert [p.name for p in (cache_dir() / "checks").glob("*.json")] == ["key-2.json"]
+    # other fingerprints stay (other worktrees and branches), up to eight
+    assert sorted(p.name for p in (cache_dir() / "checks").glob("*.json")) == [
+        "key-1.json", "key-2.json"]
+    for i in range(3, 12):
+        cache = CheckCache(cache_dir(), f"key-{i}")
+        cache.put("x", "value", 1.0)
+        cache.save()
+    kept = [p.name for p in (cache_dir() / "checks").glob("*.json")]
+    assert len(kept) == 8 and "key-11.json" in kept and "key-1.json" not in kept
+
+
+def test_the_fingerprint_does_not_depend_on_where_the_tree_is(tmp_path, monkeypatch):
+    # the same bytes under another absolute path (a second worktree): the same key
+    for folder in ("one", "two"):
+        (tmp_path / folder / "data").mkdir(parents=True)
+        (tmp_path / folder / "data" / "table.csv").write_text("a,b\n1,2\n")
+    monkeypatch.setenv("SOCSIM_DATA_DIR", str(tmp_path / "one" / "data"))
+    one = fingerprint()
+    monkeypatch.setenv("SOCSIM_DATA_DIR", str(tmp_path / "two" / "data"))
+    assert fingerprint() == one
+    (tmp_path / "two" / "data" / "table.csv").write_text("a,b\n1,3\n")
+    assert fingerprint() != one
 
 
 def test_the_fingerprint_covers_the_calibration_data_and_code(tmp_path, monkeypatch):

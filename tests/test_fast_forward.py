@@ -242,3 +242,37 @@ def test_look_ahead_replaces_polls_only_while_they_are_no_ops(hot_soc):
     assert ahead.clear(2, power * 0.01)  # a short step at a small power: still clear
     thermal.theta[cpu] = 34.0 - 0.02 - thermal.ambient  # just below the trip
     assert not ahead.clear(2, power * 0.01)  # the next poll would lower the cap
+
+
+def test_during_and_after_a_pause_polls_wait_for_no_long_sampler_step(tiny_soc, monkeypatch):
+    # A steady replay lets the sampler take steps of up to a sample period (here
+    # up to 10 s); a pause that starts under such a step must still get its
+    # thermal polls (an idle device cools: caps may rise) every poll period, and
+    # so must what follows the pause.
+    from simulator.engine.device import Device
+    from simulator.engine.job_runner import JobRunner
+
+    wakes, pauses = [], []
+    wake, pause = Device._wake, JobRunner._pause
+
+    def recorded_wake(self, steps):
+        wakes.append(self.env.now)
+        return wake(self, steps)
+
+    def recorded_pause(self):
+        start = self.env.now
+        yield from pause(self)
+        pauses.append((start, self.env.now))
+
+    monkeypatch.setattr(Device, "_wake", recorded_wake)
+    monkeypatch.setattr(JobRunner, "_pause", recorded_pause)
+    run(tiny_soc, _chain(), {"name": "single", "processor": "cpu.big", "cores": 2},
+        workload={"trace": "<memory>", "iterations": 3000, "fast_forward": True,
+                  "pause": {"every": 1000, "duration": "3.005 s"}},
+        outputs={"timeline": False, "kernels": False, "sample_period": "100 s"})
+    assert len(pauses) == 2
+    poll = tiny_soc.thermal.poll
+    assert max(b - a for a, b in zip(wakes, wakes[1:])) > 4 * poll  # long steps happen
+    for start, end in pauses:
+        around = [start] + [t for t in wakes if start < t <= end + poll] + [end + poll]
+        assert max(b - a for a, b in zip(around, around[1:])) <= poll * (1 + 1e-9)

@@ -1,19 +1,27 @@
 """A device at run time: processors, DVFS, power integration and thermal state.
 
-One SimPy process (the sampler) advances power and temperature every thermal
-step: it collects each processor's exact energy integrals, adds leakage
-(temperature-dependent), idle, DRAM and base power, steps the RC network with
-that step's average power, runs the DVFS governors whose period has come and
-the thermal governor at its polling period, and appends samples to the
-time series. Kernel events never touch numpy, which keeps the engine fast.
-A device with flash storage (``storage:`` in the SoC file) adds its read/write
-energy as the ``storage`` component (:mod:`simulator.engine.storage`).
+One SimPy process (the sampler) wakes on the grid of thermal steps, but only at
+the steps where something happens: a periodic DVFS governor decides, the thermal
+governor polls (at least that often the leakage's temperature is refreshed, trip
+points or not) or a time-series sample is due. Power and heat are integrated
+*lazily*, at those polls and samples and at power-change points between them
+(an OPP change more than a step after the last integration, a pause, the end):
+it collects each processor's exact energy integrals, adds leakage
+(temperature-dependent, at the interval's start), idle, DRAM and base power,
+and steps the RC network exactly for the interval's mean power (a propagator
+per length, cached). A governor's wake in between reads only its processor's
+busiest-core time. With a sample every step (the default 10 ms) every wake
+integrates: the old fixed tick, bit for bit. Kernel events never touch numpy,
+which keeps the engine fast. A device with flash storage (``storage:`` in the
+SoC file) adds its read/write energy as the ``storage`` component
+(:mod:`simulator.engine.storage`).
 
 While a job fast-forwards (:mod:`simulator.engine.fast_forward`) the sampler
-takes ``stride`` base steps at a time (exact for the constant power of a
-replayed iteration; governor periods, thermal polls and samples still fall on
-their base-step boundaries) and, with ``replaying`` set, the DVFS governors
-keep their OPPs: the memoised iteration already holds their behaviour.
+takes ``stride`` base steps at a time and integrates at every one (exact for
+the constant power of a replayed iteration; governor periods, thermal polls and
+samples still fall on their base-step boundaries) and, with ``replaying`` set,
+the DVFS governors keep their OPPs: the memoised iteration already holds their
+behaviour.
 """
 
 from __future__ import annotations
@@ -24,7 +32,6 @@ from itertools import repeat
 
 import numpy as np
 import simpy
-from scipy.linalg import expm
 from simpy.events import Timeout
 
 from ..hardware.cost import CostModel
@@ -34,6 +41,12 @@ from .links import BandwidthSchedule, Channel
 from .processor import Processor, Task
 from .storage import Storage
 from .thermal import StepWiseGovernor, ThermalNetwork
+
+# The most time-series samples a device keeps (each ~26 values on a phone, 20
+# bytes a value while running): ~8 MB. A run with more (164 s at the default 10 ms
+# period, 45 h at 10 s) keeps every 2nd, 4th, ... sample instead (Device._halve):
+# a long run's memory stays flat, and its series still integrates to its energy.
+_MAX_SAMPLES = 2**14
 
 
 class Device:
@@ -86,7 +99,7 @@ class Device:
             governor.start(self.domains[local])
             if governor.period > 0:
                 self._governor_every[local] = max(1, round(governor.period / self.step))
-        self._periodic: list = []  # (local, ticks per period, domain, governor)
+        self._periodic: list = []  # (local, ticks per period, domain, governor, processor)
         self._update_periodic()
         self._domain_items = list(self.domains.items())
         self._util_busy = {local: 0.0 for local in self.processors}
@@ -114,13 +127,30 @@ class Device:
         self._sample_times = array("d")  # s
         self._sample_codes = array("I")  # index into self._labels
         self._sample_values = array("d")
+        # Bounded: at most _MAX_SAMPLES samples are kept; past that, neighbours are
+        # merged in pairs and only every ``_sample_skip``-th due sample is taken
+        # (:meth:`_halve`), so a long run's series costs the same as a shorter one's.
+        self._sample_starts = array("q")  # offset of each sample's first value
+        self._sample_skip = 1
+        self._samples_due = 0
         self._labels: list[str] = []
         self._label_codes: dict[str, int] = {}
         self.peak = self.thermal.temperatures.copy()
         self.min_frequency = {local: d.frequency for local, d in self.domains.items()}
-        self._last_time = env.now
-        self._ticks = 0
-        self._settled = False  # settle() accounted part of the current step
+        for local, domain in self._domain_items:
+            domain.listeners.append(self._frequency_listener(local, domain))
+        self._last_time = env.now  # s: the last integration of power and heat
+        self._ticks = 0  # base thermal steps up to the last wake
+        self._tick_time = env.now  # s: the last wake (a base-step boundary)
+        self._int_ticks = 0  # base steps up to the last integration on a boundary
+        self._settled = False  # the last integration was off the base-step grid
+        # When a governor last took its processor's busiest-core time between
+        # two integrations (local -> s): its signal's period starts there.
+        self._took: dict[str, float] = {}
+        self._process = None  # the sampler (start())
+        self._waiting = False  # the sampler waits for its next wake
+        self._pending = 0  # base steps from the last wake to the one it waits for
+        self._temps = self.thermal.temperatures  # °C at the last integration
         self.stride = 1  # base thermal steps per sampler tick (fast-forward)
         self.replaying = False  # DVFS governors hold their OPPs (fast-forward)
         # Fast-forward's steady-state watch: called after every tick with the node
@@ -154,8 +184,14 @@ class Device:
         energy: dict[str, float] = {}
         dram_bytes = 0.0
         util_busy, util_time = self._util_busy, self._util_time
+        took = self._took
         for local, proc, units, power, domain, node in self._tick_table:
             integrals = proc.take_integrals_unless_quiet()
+            core_dt = dt
+            if took:
+                since = took.pop(local, None)
+                if since is not None:  # the governor's signal runs from its own take
+                    core_dt = self.env.now - since
             if integrals is None:
                 # A quiet processor: the lines below with zero integrals (adding
                 # 0.0 to the DRAM bytes and the utilisation changes nothing).
@@ -163,7 +199,7 @@ class Device:
                 joules = 0.0 + (0.0 + power.idle * (units - busy)) * dt
                 energy[local] = joules
                 node_power[node] += joules / dt if dt > 0 else 0.0
-                util_time[local] += dt
+                util_time[local] += core_dt
                 continue
             dynamic, busy_time, core_busy, dram = integrals
             dram_bytes += dram
@@ -186,7 +222,7 @@ class Device:
             energy[local] = joules
             node_power[node] += joules / dt if dt > 0 else 0.0
             util_busy[local] += core_busy
-            util_time[local] += dt
+            util_time[local] += core_dt
         if self.storage is not None:
             now = self.env.now
             energy["storage"] = self.storage.energy(now - dt, now)
@@ -214,80 +250,178 @@ class Device:
             self.energy["radio"] = 0.0
         self.radios.append(radio)
 
-    def _account(self, energy: dict[str, float]) -> None:
-        for name, joules in energy.items():
-            self.energy[name] += joules
-
     # -- the sampler --------------------------------------------------------
     def sampler(self):
-        """SimPy process: one power/thermal/governor step every ``self.step`` s
-        (``stride`` steps at once while fast-forwarding)."""
-        step = self.step
+        """SimPy process: wakes at the base thermal steps where something observes
+        or changes the device's state (see :meth:`_due`) and integrates power and
+        heat up to there when it must (``stride`` steps at a time while
+        fast-forwarding). A :meth:`reschedule` (a new periodic governor, the end
+        of a pause) interrupts a pending wake and aims at the new next one."""
+        step, env = self.step, self.env
         while True:
-            stride = self.stride
-            yield Timeout(self.env, step * stride)  # env.timeout, without its indirection
-            if self._settled:  # settle() took the first part of this step
-                self._settled = False
-                self._tick(self.env.now - self._last_time, stride, exact=True)
-            else:
-                self._tick(step * stride, stride)
+            steps = self._due()
+            if env.now == self._tick_time:
+                delay = step * steps  # the old tick's own sum, for the same float times
+            else:  # rescheduled mid-step: aim at the grid point
+                delay = self._tick_time + step * steps - env.now
+            self._waiting, self._pending = True, steps
+            try:
+                yield Timeout(env, delay if delay > 0.0 else 0.0)  # env.timeout, minus its indirection
+            except simpy.Interrupt:
+                continue
+            finally:
+                self._waiting = False
+            self._wake(steps)
 
-    def settle(self) -> None:
-        """Account energy and heat from the last tick up to now: a power-change
-        point between two ticks (fast-forward calls it when a replayed block ends,
-        so that a pause or a kernel-level iteration after it is accounted apart
-        even while the sampler takes long steps). The step is exact (its own
-        matrix exponential); the next tick takes the rest of its step."""
-        dt = self.env.now - self._last_time
-        if dt <= 0:
-            return
-        energy, node_power = self._collect(dt)
-        self._account(energy)
-        self.thermal.advance_exact(node_power, dt)
-        np.maximum(self.peak, self.thermal.temperatures, out=self.peak)
-        self._last_time = self.env.now
-        self._settled = True
+    def start(self) -> None:
+        """Start the sampler process."""
+        self._process = self.env.process(self.sampler())
 
-    def _tick(self, dt: float, steps: int = 1, exact: bool = False) -> None:
-        # Runs every thermal step (the engine's most frequent event after kernel
-        # completions): loops go over lists prepared once, and the temperatures
-        # are converted once per tick. ``exact``: ``dt`` is not ``steps`` base
-        # steps (the rest of a step after settle()).
-        energy, node_power = self._collect(dt)
-        totals = self.energy
-        for name, joules in energy.items():
-            totals[name] += joules
-        thermal = self.thermal
-        if exact:
-            if dt > 0:
-                thermal.advance_exact(node_power, dt)
-        else:
-            thermal.advance(node_power, steps)
-        self._last_time = self.env.now
-        before = self._ticks
-        self._ticks += steps
+    def reschedule(self) -> None:
+        """The next wake may have moved earlier (a periodic governor was set, a
+        pause ended while fast-forward's long step was pending): aim at it now
+        rather than after the pending step (governor decisions and trip polls
+        must not wait for it)."""
+        if self._waiting and self._due() < self._pending:  # (else the same wake: keep
+            self._process.interrupt()                     # its time to the last bit)
+            self._waiting = False  # one interrupt is enough
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the sampler skips the base steps that would only integrate
+        (off while fast-forward watches every step or strides over them)."""
+        return self.stride == 1 and self.tick_hook is None
+
+    def _due(self) -> int:
+        """Base steps from the last wake to the next one: ``stride`` while
+        fast-forward drives the sampler; otherwise the next step at which a
+        periodic governor decides, a thermal poll falls (the trip governor's,
+        and at least that often the leakage's temperature is refreshed) or a
+        sample is taken. Steps that only integrate are skipped: the RC step over
+        several base steps is exact for their mean power (one cached matrix
+        exponential per length). After a reschedule, the next step not yet past."""
         ticks = self._ticks
-        temps = thermal.temperatures
-        np.maximum(self.peak, temps, out=self.peak)
-        util_busy, util_time = self._util_busy, self._util_time
-        for local, every, domain, governor in self._periodic:
+        passed = 0
+        if self.env.now != self._tick_time:
+            passed = int((self.env.now - self._tick_time) / self.step + 1e-9)
+        if not self.lazy:
+            return max(self.stride, passed + 1)
+        if self.sample_every == 1:  # every step is a sample (the default): the next one
+            return passed + 1
+        base = ticks + passed
+        due = (base // self._poll_every + 1) * self._poll_every
+        every = self.sample_every
+        if (base // every + 1) * every < due:
+            due = (base // every + 1) * every
+        for _local, every, _domain, _governor, _proc in self._periodic:
+            if (base // every + 1) * every < due:
+                due = (base // every + 1) * every
+        return due - ticks
+
+    def _wake(self, steps: int) -> None:
+        """A wake ``steps`` base steps after the previous one: integrate if a poll,
+        a sample or fast-forward needs the state, then run what is due."""
+        now = self.env.now
+        before = self._ticks
+        ticks = self._ticks = before + steps
+        self._tick_time = now
+        poll = self._poll_every
+        polled = ticks // poll > before // poll
+        sampled = ticks // self.sample_every > before // self.sample_every
+        hook = self.tick_hook
+        node_power = None
+        if polled or sampled or not self.lazy:
+            node_power = self._integrate()
+        util_busy, util_time, took = self._util_busy, self._util_time, self._took
+        for local, every, domain, governor, proc in self._periodic:
             if every == 1 or ticks // every > before // every:
+                if self._last_time != now:
+                    # not integrated (yet: an OPP change integrates): this governor's
+                    # signal alone, its processor's other integrals wait for _collect
+                    util_busy[local] += proc.take_core_busy()
+                    util_time[local] += now - took.get(local, self._last_time)
+                    took[local] = now
                 time_ = util_time[local]
                 util = util_busy[local] / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
                 util_busy[local] = util_time[local] = 0.0
                 if not self.replaying:
                     domain.request(governor.decide(domain, util))
-        if self.trip_governor is not None and ticks // self._poll_every > before // self._poll_every:
+        if self.trip_governor is not None and polled:
             self.trip_governor.poll()
         min_frequency = self.min_frequency
         for local, domain in self._domain_items:
             frequency = domain.frequencies[domain.index]
             if frequency < min_frequency[local]:
                 min_frequency[local] = frequency
-        if ticks // self.sample_every > before // self.sample_every:
-            self._record_sample(temps)
-        if self.tick_hook is not None:
-            self.tick_hook(node_power, temps)
+        if sampled or hook is not None:
+            # the temperatures _integrate computed, unless it did not run at this wake
+            temps = self._temps if self._last_time == now else self.thermal.temperatures
+            if sampled:
+                self._record_sample(temps)
+            if hook is not None:  # a watched device is not lazy: it integrated above
+                hook(node_power, temps)
+
+    def _integrate(self) -> np.ndarray:
+        """Account energy and heat from the last integration up to now: exactly
+        the old tick's step when now is a base-step boundary and the last
+        integration was one too (``steps`` base steps at their mean power, a
+        cached propagator), otherwise an exact step of any length. Returns the
+        mean node power (W) over it."""
+        now = self.env.now
+        thermal = self.thermal
+        if self._settled or now != self._tick_time:
+            dt = now - self._last_time
+            energy, node_power = self._collect(dt)
+            if dt > 0:
+                thermal.advance_exact(node_power, dt)
+            # off the grid: the next integration on it is exact as well
+            self._settled = now != self._tick_time
+        else:
+            steps = self._ticks - self._int_ticks
+            dt = self.step * steps
+            energy, node_power = self._collect(dt)
+            thermal.advance(node_power, steps)
+        if now == self._tick_time:
+            self._int_ticks = self._ticks
+        totals = self.energy
+        for name, joules in energy.items():
+            totals[name] += joules
+        self._last_time = now
+        temps = self._temps = thermal.temperatures
+        np.maximum(self.peak, temps, out=self.peak)
+        return node_power
+
+    def settle(self) -> None:
+        """Account energy and heat from the last integration up to now: a
+        power-change point between two wakes (a pause starts or ends, fast-forward
+        ends a replayed block), so that what follows is accounted apart. The step
+        is exact (its own matrix exponential, cached per length)."""
+        if self.env.now - self._last_time <= 0:
+            return
+        self._integrate()
+
+    def catch_up(self) -> None:
+        """:meth:`settle` if the device is more than one base step behind: a
+        lazy sampler may be a whole poll period behind at a power-change point
+        (a pause, an OPP change); one step behind is what the 10 ms tick always
+        allowed (its step's leakage at the voltage at its end)."""
+        if self.env.now - self._last_time > self.step * (1 + 1e-9):
+            self._integrate()
+
+    def _frequency_listener(self, local: str, domain: FrequencyDomain):
+        """Domain listener: an OPP change is a power-change point (the leakage's
+        voltage: a lazy sampler integrates up to it) and the new frequency is one
+        the run used (``min_frequency``, also when it lasts less than a step)."""
+        min_frequency = self.min_frequency
+
+        def listener(before: bool) -> None:
+            if before and self.lazy:  # fast-forward settles its own change points
+                self.catch_up()
+            else:
+                frequency = domain.frequencies[domain.index]
+                if frequency < min_frequency[local]:
+                    min_frequency[local] = frequency
+        return listener
 
     def set_governor(self, local: str, governor) -> None:
         """Replace the DVFS governor of processor ``local`` (a policy pinning
@@ -298,10 +432,12 @@ class Device:
         if governor.period > 0:
             self._governor_every[local] = max(1, round(governor.period / self.step))
         self._update_periodic()
+        self.reschedule()  # a lazy sampler's next wake may be past this governor's
 
     def _update_periodic(self) -> None:
         """The periodic governors as the tick walks them (in ``_governor_every``'s order)."""
-        self._periodic = [(local, every, self.domains[local], self.governors[local])
+        self._periodic = [(local, every, self.domains[local], self.governors[local],
+                           self.processors[local])
                           for local, every in self._governor_every.items()]
 
     def dvfs_state(self) -> tuple:
@@ -313,28 +449,16 @@ class Device:
                      for local, domain in self.domains.items())
 
     def finish(self) -> None:
-        """Account the partial step since the last tick (keeps energy exact) and
+        """Account the time since the last integration (keeps energy exact) and
         take a last sample (also when the run ends on a tick that took none: the
         time series must integrate to the energy; it did not, a bug fixed in
         issue 21)."""
-        dt = self.env.now - self._last_time
-        if dt <= 0:
+        if self.env.now - self._last_time <= 0:
             if self._sampled_at < self.env.now:
-                self._record_sample()
+                self._record_sample(force=True)
             return
-        energy, node_power = self._collect(dt)
-        self._account(energy)
-        # One exact step of length dt (a one-off matrix exponential).
-        n = len(node_power)
-        capacity = np.array([self.spec.thermal.nodes[nm].capacity for nm in self.thermal.names])
-        aug = np.zeros((2 * n, 2 * n))
-        aug[:n, :n] = -self.thermal.conductance / capacity[:, None] * dt
-        aug[:n, n:] = np.diag(1.0 / capacity) * dt
-        exp = expm(aug)
-        self.thermal.theta = exp[:n, :n] @ self.thermal.theta + exp[:n, n:] @ node_power
-        np.maximum(self.peak, self.thermal.temperatures, out=self.peak)
-        self._last_time = self.env.now
-        self._record_sample()
+        self._integrate()
+        self._record_sample(force=True)
 
     def levels(self) -> list[float]:
         """Every domain's frequency and cap (Hz), interleaved, in sample order."""
@@ -364,13 +488,15 @@ class Device:
         for name, joules in zip(names, gain):
             self.energy[name] += joules
         self._ticks += ticks
+        self._int_ticks += ticks
+        self._tick_time += dt
         self._last_time += dt
         for proc in self.processors.values():
             proc.skip_to(self.env.now)
 
     def _record_sample(self, temps=None, now: float | None = None,
                        levels: list[float] | None = None,
-                       energy: dict[str, float] | None = None) -> None:
+                       energy: dict[str, float] | None = None, force: bool = False) -> None:
         """Temperatures, frequencies and caps now, and each component's mean power
         over the period since the previous sample (its energy difference over
         that period), so that the samples integrate to the run's energy at any
@@ -381,7 +507,12 @@ class Device:
             now, levels, energy: a sample at another time (s), with its levels
                 (:meth:`levels`) and cumulative energy per component (J): the
                 samples of a skipped stretch (:meth:`leap`).
+            force: take it even if a long run's series is thinned (the last one).
         """
+        if self._sample_skip != 1 and not force:
+            self._samples_due += 1
+            if self._samples_due % self._sample_skip:
+                return  # thinned (_halve): the next kept sample's means cover this one
         if now is None:
             now = self.env.now
         if temps is None:
@@ -414,8 +545,52 @@ class Device:
             codes.append(self._power_total_code)
             self._sampled_energy = dict(energy)
             self._sampled_at = now
+        self._sample_starts.append(len(self._sample_values))
         self._sample_values.extend(values)
         self._sample_times.extend(repeat(now, len(values)))
+        if len(self._sample_starts) > _MAX_SAMPLES:
+            self._halve()
+
+    def _halve(self) -> None:
+        """Merge the samples after the first in pairs (the later one's time,
+        temperatures and levels; the pair's mean power, weighted by their
+        periods, so the series still integrates to the energy) and take every
+        other due sample from now on: the effective sample period doubles."""
+        self._sample_skip *= 2
+        self._samples_due = 0
+        starts = np.frombuffer(self._sample_starts, dtype=np.int64)
+        first, width = int(starts[1]), int(starts[2] - starts[1])
+        codes = np.frombuffer(self._sample_codes, dtype=np.uint32)
+        body_codes = codes[first:]
+        if len(body_codes) % width or not (
+                body_codes.reshape(-1, width) == body_codes[:width]).all():
+            return  # samples of different layouts (rare: a component added mid-run)
+        values = np.frombuffer(self._sample_values, dtype=float)
+        times = np.frombuffer(self._sample_times, dtype=float)
+        body = values[first:].reshape(-1, width)
+        at = times[first::width]  # each sample's time (s)
+        period = np.diff(np.concatenate([times[:1], at]))  # s since the sample before
+        pairs = len(body) // 2
+        early, late = body[0:2 * pairs:2], body[1:2 * pairs:2]
+        t_early, t_late = period[0:2 * pairs:2, None], period[1:2 * pairs:2, None]
+        power_codes = {*self._power_codes.values(), self._power_total_code}
+        power = np.array([int(code) in power_codes for code in body_codes[:width]])
+        merged = late.copy()
+        merged[:, power] = ((early[:, power] * t_early + late[:, power] * t_late)
+                            / (t_early + t_late))
+        body = np.concatenate([merged, body[2 * pairs:]])
+        at = np.concatenate([at[1:2 * pairs:2], at[2 * pairs:]])
+        new_values = array("d", values[:first].tobytes())
+        new_values.frombytes(body.tobytes())
+        new_times = array("d", times[:first].tobytes())
+        new_times.frombytes(np.repeat(at, width).tobytes())
+        new_codes = array("I", codes[:first].tobytes())
+        new_codes.frombytes(np.tile(body_codes[:width], len(body)).tobytes())
+        del starts, codes, body_codes, values, times  # views lock the arrays
+        self._sample_values, self._sample_times, self._sample_codes = (
+            new_values, new_times, new_codes)
+        self._sample_starts = array("q", range(first, len(new_values), width))
+        self._sample_starts.insert(0, 0)
 
     def _code(self, label: str) -> int:
         """The code of a time-series name (added to the table if new)."""

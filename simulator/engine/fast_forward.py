@@ -276,8 +276,11 @@ class FastForward:
         if replay.progress_now() >= 1.0 or replay.done.triggered or self.budget is None:
             return False  # (an iteration about to end: its timer ends it first)
         now = env.now
-        # SimPy's queue (private): everything but this replay's own timers bounds
-        # the leap, so the rest of the simulation sees no difference.
+        # SimPy's queue (private: SimPy has no public way to move the clock or
+        # withdraw an event; setup.cfg pins simpy to the 4.1 series whose layout,
+        # (time, priority, id, event) entries and ``_now``, this relies on):
+        # everything but this replay's own timers bounds the leap, so the rest of
+        # the simulation sees no difference.
         horizon = min((entry[0] for entry in env._queue
                        if getattr(entry[3], "ff_owner", None) is not self),
                       default=math.inf)

@@ -36,9 +36,24 @@ from typing import NamedTuple
 
 import numpy as np
 
-_CYCLE_K = 0.01  # K: largest temperature difference between two phase-0 states
-_CYCLE_ENERGY = 1e-3  # relative difference of two consecutive periods' energy
-_MAX_PERIOD_MARKS = 12  # longest period recognised, in marks
+# K: largest temperature difference between two phase-0 states (and largest drift
+# left, _drift). Leakage doubles every 15-25 K, so 0.01 K moves it by at most
+# ln 2 * 0.01 / 15 = 0.05 %, twenty times below the 1 % by which fast-forward must
+# agree with kernel level; and it is far below any trip's hysteresis (1-5 K), so
+# two states this close cross the same trips at the same polls.
+_CYCLE_K = 0.01
+# Relative difference of two consecutive periods' energy. An extrapolation of N
+# periods repeats the last one, so its energy is off by at most this fraction:
+# ten times below the 1 % goal. Looser would take a cycle still converging (the
+# board warming) for a periodic one; tighter would refuse real cycles whose
+# periods differ by one thermal poll (the ``slack``: 0.25 s of a ~100-700 s
+# period, up to ~0.3 % of its energy with the caps at different OPPs).
+_CYCLE_ENERGY = 1e-3
+# Longest period recognised, in marks (OPP or cap changes). One trip stepping
+# its domains down and up is 2-4 marks a period; 12 covers three trips or a
+# staircase of several OPPs per crossing. The search compares rows for every
+# candidate, once per mark, so a longer look-back costs at every mark.
+_MAX_PERIOD_MARKS = 12
 _MAX_ROWS = 200_000  # rows kept (~50 MB at most; a period of up to ~14 h at 0.25 s)
 
 

@@ -30,8 +30,18 @@ import numpy as np
 
 from .thermal import StepWiseGovernor, ThermalNetwork
 
-_MARGIN_K = 0.05  # K inside the no-op band at every predicted poll
-_DRIFT_K = 0.25  # K: largest predicted change of any node over the long step
+# K inside the no-op band at every predicted poll. The prediction holds the
+# leakage at its value now, while per-poll steps would re-evaluate it: over a
+# drift of at most _DRIFT_K that is ln 2 * 0.25 / 15 = 1.2 % of the leakage
+# power, moving the temperatures by ~1 % of the drift (~0.003 K). The margin is
+# ~15 times that, so a sensor predicted inside the band is inside it per poll
+# too; a larger one would only refuse more long steps near the trip.
+_MARGIN_K = 0.05
+# K: largest predicted change of any node over the long step. It bounds the
+# leakage error of holding the step's start temperature: 1.2 % of the leakage
+# (doubling every 15-25 K), i.e. ~0.1-0.4 % of the power where leakage is
+# 10-30 % of it, below the 1 % agreement goal with margin for repeated steps.
+_DRIFT_K = 0.25
 _MAX_POLLS = 40  # longest step, in polls (10 s at Android's 250 ms): the cost of a
 # prediction grows with it, and a sample period of 1000 s would otherwise mean
 # thousands of predicted polls per tick

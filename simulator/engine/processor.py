@@ -168,6 +168,18 @@ class Processor:
         self._t = self.env.now
         return None
 
+    def take_core_busy(self) -> float:
+        """Return and reset only the busiest-core busy seconds (a governor's
+        signal between two thermal integrations: the other integrals stay for
+        the next :meth:`take_integrals`)."""
+        if not self.running and self._held is _NO_HOLD and self.max_core_busy == 0.0:
+            return 0.0  # quiet: nothing accrued (the rates are zero), nothing to settle
+        self.settle()
+        core = self.max_core_busy
+        self.max_core_busy = 0.0
+        self._taken[2] += core
+        return core
+
     def cumulative(self) -> tuple[float, float, float, float]:
         """(dynamic energy J, busy unit-seconds, busiest-core busy seconds, DRAM
         bytes) since the start of the run, up to ``env.now``."""

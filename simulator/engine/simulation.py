@@ -169,7 +169,7 @@ class Simulation:
         self._enter("run", "plan")
         env = self.env
         for dev in self.system.devices.values():
-            env.process(dev.sampler())
+            dev.start()
         for runner in self.runners:
             env.process(runner.process())
         all_done = simpy.AllOf(env, [r.done for r in self.runners])

@@ -23,6 +23,10 @@ from ..errors import ConfigError
 from ..spec.soc import ThermalSpec
 from .dvfs import FrequencyDomain
 
+# Exact propagators kept for this many distinct step lengths (each two n x n
+# arrays, n the nodes: ~1 kB on a phone): enough for the lengths a run repeats.
+_EXACT_CACHE = 256
+
 
 class ThermalNetwork:
     """An RC network stepped exactly over a fixed step.
@@ -56,6 +60,7 @@ class ThermalNetwork:
         self._capacity = capacity
         self.phi, self.gamma = self._propagators(self.step)
         self._multi: dict[int, tuple[np.ndarray, np.ndarray]] = {1: (self.phi, self.gamma)}
+        self._exact: dict[float, tuple[np.ndarray, np.ndarray]] = {}  # dt (s) -> pair
         start = self.ambient if initial is None else initial
         self.theta = np.full(n, start - self.ambient)
 
@@ -109,9 +114,16 @@ class ThermalNetwork:
         self.theta = pair[0].dot(self.theta) + pair[1].dot(power)
 
     def advance_exact(self, power: np.ndarray, dt: float) -> None:
-        """Advance ``dt`` seconds (any length) with constant ``power`` (W per node)."""
-        phi, gamma = self._propagators(dt)
-        self.theta = phi.dot(self.theta) + gamma.dot(power)
+        """Advance ``dt`` seconds (any length) with constant ``power`` (W per node).
+        The propagators are cached per length: a run repeats the same few lengths
+        (a pause, the rest of a step after one), and a 14x14 matrix exponential
+        costs as much as a few hundred steps."""
+        pair = self._exact.get(dt)
+        if pair is None:
+            if len(self._exact) >= _EXACT_CACHE:  # bounded: lengths that never recur
+                self._exact.clear()
+            pair = self._exact[dt] = self._propagators(dt)
+        self.theta = pair[0].dot(self.theta) + pair[1].dot(power)
 
     def modes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The network's decay modes: ``(rates 1/s, to_modes, from_modes)`` with
