@@ -440,7 +440,8 @@ def test_parameter_names_round_trip_through_the_yaml():
 
 # -- the tutorial (docs/calibrate.md, section 3) on the Pixel 4 calibration data ----------
 # For speed the test keeps the six FP32 target configurations of the 17 (1large, 1med,
-# 3med, 1small, 4small and the GPU end to end: 180 rows) and 2 folds; the tutorial runs
+# 3med, 1small, 4small and the GPU end to end: 180 rows) and 3 folds, the parameters chosen
+# once on all rows (passed as --params: the folds do not choose again); the tutorial runs
 # all 2,069 rows with 5 folds (its figures are in docs/calibrate.md).
 SUBSET = {("cpu.prime", 1), ("cpu.gold", 1), ("cpu.gold", 3), ("cpu.silver", 1),
           ("cpu.silver", 4), ("gpu", 1)}
@@ -462,7 +463,7 @@ def test_tutorial_recovers_the_hand_made_sd855(pixel4_data, tmp_path, capsys):
     import numpy as np
 
     from validation.calibrate import reset
-    from validation.calibrate.command import problem
+    from validation.calibrate.command import chosen_by_data, problem
     from validation.pixel4.data import TARGET_PCT
 
     e2e, ops = pixel4_data
@@ -481,13 +482,16 @@ def test_tutorial_recovers_the_hand_made_sd855(pixel4_data, tmp_path, capsys):
     assert reset_soc.cpu["gold"].efficiency["conv"] == 0.3
     # 3. calibrate
     out = tmp_path / "pixel4" / "sd855-pixel4.yaml"
-    assert main(["calibrate", str(base), str(rows), "-o", str(out), "--cv", "2",
-                 "--date", "2026-11-24"]) == 0
+    # the parameters the command chooses without --params, passed as --params so that the
+    # folds do not choose again (that path: test_without_params_each_fold_chooses_...)
+    prob, _, _ = problem(str(base), [str(rows)])
+    chosen = ",".join(p.name for p in chosen_by_data(prob))
+    assert main(["calibrate", str(base), str(rows), "-o", str(out), "--cv", "3",
+                 "--params", chosen, "--date", "2026-11-24"]) == 0
     printed = capsys.readouterr().out
     assert "fitted to rows.csv, 180 rows, 2026-11-24" in out.read_text()
     recovered, hand_made = load_soc(str(out)), load_soc(SOC)
     # as good as the hand-made description on these rows (it minimises the same sum)
-    prob, _, _ = problem(str(base), [str(rows)])
     sse = {name: float(np.sum(np.log1p(prob.errors(soc) / 100) ** 2))
            for name, soc in (("recovered", recovered), ("hand-made", hand_made))}
     assert sse["recovered"] <= sse["hand-made"] * 1.01, sse
