@@ -65,7 +65,20 @@ class Single(Policy):
             left -= take
         return parts
 
+    def _check_library(self, job: Job, names: list[str]) -> None:
+        """Reject a ``library`` no chosen processor has (a typo would silently
+        cost every kernel with the processors' own numbers)."""
+        if self.library is None:
+            return
+        if not any(self.library in self._spec(job, name).libraries for name in names):
+            known = sorted({lib for name in names for lib in self._spec(job, name).libraries})
+            raise ConfigError(f"no processor among {', '.join(names)} has a "
+                              f"{self.library!r} libraries table (known: "
+                              f"{', '.join(known) or 'none'})", path="library")
+
     def plan(self, job: Job) -> Plan:
+        names = self.processor if isinstance(self.processor, list) else [self.processor]
+        self._check_library(job, names + ([self.fallback] if self.fallback else []))
         parts = self._pool(job)
         serial = serialize(job.trace)
         if len(parts) > 1:

@@ -25,10 +25,7 @@ reads in the producer's layout: an access-order mismatch; 0 = sequential) and
 ``simd_waste`` (fraction of vector lanes without useful work; 0 = none) and
 ``spill`` (fraction of the kernel's activation bytes, input read plus output
 written, that live in off-chip memory between operators; 0 = they stay in the
-on-chip levels that hold them) and ``shared_input`` (fraction of the input that
-every sibling part of the kernel's split reads too, e.g. the whole input of an
-output-channel split; a processor with ``broadcast_input`` fetches it once for
-all); see
+on-chip levels that hold them); see
 :mod:`simulator.hardware.cost`. A trace is a DAG; rows may come
 in any order but ids in ``deps`` must exist and must not form a cycle.
 """
@@ -50,7 +47,7 @@ REQUIRED_COLUMNS = ("id", "name", "op", "pass", "precision", "flops", "bytes_in"
 SHAPE_COLUMNS = ("batch", "in_channels", "out_channels", "in_h", "in_w", "out_h", "out_w",
                  "kernel", "stride", "groups")
 TEXT_COLUMNS = ("layer", "model")
-OPTIONAL_NUMERIC_COLUMNS = ("fixed_s", "read_stride", "simd_waste", "spill", "shared_input")
+OPTIONAL_NUMERIC_COLUMNS = ("fixed_s", "read_stride", "simd_waste", "spill")
 NUMERIC_COLUMNS = ("flops", "bytes_in", "bytes_out", "weight_bytes")
 # Upper bounds of one kernel's values, far beyond any real kernel: larger values
 # are typos or junk that would make the run last years of simulated time (and
@@ -59,7 +56,7 @@ MAX_FLOPS = 1e15  # a ResNet-50 training step is ~1e10 per layer
 MAX_BYTES = 1e12  # 1 TB, more than any device's memory
 MAX_VALUE = {"id": 2**53, "flops": MAX_FLOPS, "bytes_in": MAX_BYTES, "bytes_out": MAX_BYTES,
              "weight_bytes": MAX_BYTES, "fixed_s": 3600.0, "read_stride": MAX_BYTES,
-             "simd_waste": 1.0, "spill": 1.0, "shared_input": 1.0}
+             "simd_waste": 1.0, "spill": 1.0}
 MAX_SHAPE = 2**31 - 1  # batch, channels, sizes: int32 like the frameworks'
 BYTES_PER_ELEMENT = {"fp32": 4, "fp16": 2, "int8": 1}
 

@@ -33,6 +33,12 @@ def test_unknown_key_names_file_and_path(tmp_path, tiny_soc_dict):
     assert "unknown key 'turbo'" in str(err)
 
 
+def test_the_removed_broadcast_input_flag_is_an_unknown_key(tmp_path, tiny_soc_dict):
+    tiny_soc_dict["dsp"]["broadcast_input"] = True  # removed: no bundled board used it
+    err = _error(lambda: load_soc(_write_soc(tmp_path, tiny_soc_dict)))
+    assert err.path == "dsp.broadcast_input" and "unknown key 'broadcast_input'" in str(err)
+
+
 def test_wrong_unit_names_the_value(tmp_path, tiny_soc_dict):
     tiny_soc_dict["cpu"]["big"]["opps"][0] = "1 GB @ 0.7 V"
     err = _error(lambda: load_soc(_write_soc(tmp_path, tiny_soc_dict)))

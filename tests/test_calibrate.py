@@ -158,16 +158,53 @@ def test_cross_validation_chooses_parameters_inside_each_fold(truth):
               fparams.parse("cpu.gold.parallel_efficiency.fp32", prob.soc)]
     seen = []
 
+    extra = fparams.parse("cpu.prime+gold.dispatch_overhead", prob.soc)
+
     def select(fold):
         seen.append({r.group for r in fold.rows})
-        return params[:1] if len(seen) == 1 else params  # the first fold chooses less
+        # the first fold chooses less than the whole data, the second more
+        return params[:1] if len(seen) == 1 else [*params, extra]
 
-    errors, fits, _ = prob.cross_validate(params, k=2, seed=0, select=select)
+    errors, union, fits, _ = prob.cross_validate(params, k=2, seed=0, select=select)
     models = {r.group for r in prob.rows}
     assert len(seen) == 2 and all(0 < len(s) < len(models) for s in seen)
     assert seen[0] | seen[1] == models and not seen[0] & seen[1]  # train sets of 2 folds
-    assert np.isnan(fits[0][1]) and not np.isnan(fits[1]).any()
+    # a parameter chosen in a fold only is reported too
+    assert [p.name for p in union] == [p.name for p in params] + [extra.name]
+    assert np.isnan(fits[0][1:]).all() and not np.isnan(fits[1]).any()
     assert not np.isnan(errors).any()
+
+
+def test_without_params_each_fold_chooses_and_the_choices_are_printed(tmp_path, capsys):
+    """The CLI path without ``--params`` on 3 models x 2 settings of the shipped SD855 (the
+    engine as measurements): every fold chooses its parameters again, and the printout
+    shows how many folds chose each, including one only folds chose."""
+    soc = load_soc(SOC)
+    rows = []
+    for model in MODELS[:3]:
+        trace = _trace(model, "", "inference", 1, "fp32", ".")
+        for s in (Setting("cpu.gold", 1), Setting("cpu.gold", 3)):
+            rows.append({"model": model, "processor": s.processor, "cores": s.cores,
+                         "latency_ms": engine_latency(soc, trace, s) * 1e3})
+    measured = tmp_path / "measured.csv"
+    pd.DataFrame(rows).to_csv(measured, index=False)
+    raw = fparams.plain(yaml.safe_load(open(soc_path(SOC))))
+    raw["cpu"]["gold"]["efficiency"]["conv"] = 0.4
+    base = tmp_path / "base.yaml"
+    base.write_text(yaml.safe_dump(raw, sort_keys=False))
+    out = tmp_path / "fitted.yaml"
+    assert main(["calibrate", str(base), str(measured), "-o", str(out), "--cv", "3",
+                 "--date", "2026-01-02"]) == 0
+    printed = capsys.readouterr().out
+    assert "(nor chose its parameters with it)" in printed
+    table = printed.split("\nparameter")[1].split("\n\n")[0].splitlines()[1:]
+    counts = [re.search(r"chosen in (\d) of 3 folds", line) for line in table]
+    assert any(counts) and all(0 < int(c.group(1)) < 3 for c in counts if c)
+    # over-selection in a fold is visible: a parameter the whole data did not choose
+    fold_only = [line for line in table if "not fitted" in line]
+    assert fold_only and all("chosen in" in line for line in fold_only), printed
+    assert load_soc(str(out)).cpu["gold"].efficiency["conv"] == pytest.approx(
+        soc.cpu["gold"].efficiency["conv"], rel=0.02)
 
 
 def test_calibrate_fits_ceff_to_energy(truth, tmp_path, capsys):
@@ -403,7 +440,8 @@ def test_parameter_names_round_trip_through_the_yaml():
 
 # -- the tutorial (docs/calibrate.md, section 3) on the Pixel 4 calibration data ----------
 # For speed the test keeps the six FP32 target configurations of the 17 (1large, 1med,
-# 3med, 1small, 4small and the GPU end to end: 180 rows) and 3 folds; the tutorial runs
+# 3med, 1small, 4small and the GPU end to end: 180 rows) and 3 folds, the parameters chosen
+# once on all rows (passed as --params: the folds do not choose again); the tutorial runs
 # all 2,069 rows with 5 folds (its figures are in docs/calibrate.md).
 SUBSET = {("cpu.prime", 1), ("cpu.gold", 1), ("cpu.gold", 3), ("cpu.silver", 1),
           ("cpu.silver", 4), ("gpu", 1)}
@@ -425,7 +463,7 @@ def test_tutorial_recovers_the_hand_made_sd855(pixel4_data, tmp_path, capsys):
     import numpy as np
 
     from validation.calibrate import reset
-    from validation.calibrate.command import problem
+    from validation.calibrate.command import chosen_by_data, problem
     from validation.pixel4.data import TARGET_PCT
 
     e2e, ops = pixel4_data
@@ -444,13 +482,16 @@ def test_tutorial_recovers_the_hand_made_sd855(pixel4_data, tmp_path, capsys):
     assert reset_soc.cpu["gold"].efficiency["conv"] == 0.3
     # 3. calibrate
     out = tmp_path / "pixel4" / "sd855-pixel4.yaml"
+    # the parameters the command chooses without --params, passed as --params so that the
+    # folds do not choose again (that path: test_without_params_each_fold_chooses_...)
+    prob, _, _ = problem(str(base), [str(rows)])
+    chosen = ",".join(p.name for p in chosen_by_data(prob))
     assert main(["calibrate", str(base), str(rows), "-o", str(out), "--cv", "3",
-                 "--date", "2026-11-24"]) == 0
+                 "--params", chosen, "--date", "2026-11-24"]) == 0
     printed = capsys.readouterr().out
     assert "fitted to rows.csv, 180 rows, 2026-11-24" in out.read_text()
     recovered, hand_made = load_soc(str(out)), load_soc(SOC)
     # as good as the hand-made description on these rows (it minimises the same sum)
-    prob, _, _ = problem(str(base), [str(rows)])
     sse = {name: float(np.sum(np.log1p(prob.errors(soc) / 100) ** 2))
            for name, soc in (("recovered", recovered), ("hand-made", hand_made))}
     assert sse["recovered"] <= sse["hand-made"] * 1.01, sse

@@ -96,3 +96,40 @@ def test_a_fitted_value_equal_to_the_base_is_noted_too():
     raw.pop("variants")
     text = dump(raw, "h", {("cpu", "mid", "dispatch_overhead"): NOTE}, base=BASE)
     assert f"    dispatch_overhead: 30 us  # {NOTE} (estimated (E))" in text.splitlines()
+
+
+def _edited(base: str, raw: dict, notes: dict) -> str:
+    """The edited text below its header, checked to load as ``raw`` without the plain
+    fallback."""
+    text = dump(raw, "h", notes, base=base)
+    assert "could not be kept" not in text and yaml.safe_load(text) == raw
+    return text.removeprefix("# h\n")
+
+
+def test_a_new_key_goes_after_the_last_key_so_comments_stay_with_their_values():
+    base = "# fitted to old.csv (conv only)\nconv: 0.8\n"
+    text = _edited(base, {"conv": 0.8, "pool": 0.01}, {("pool",): "fitted NEW"})
+    assert text == "# fitted to old.csv (conv only)\nconv: 0.8\npool: 0.01  # fitted NEW\n"
+    # nested, after a last value with its own comment and nested mapping
+    base = "a:\n  # c's note\n  c: 1  # c\n  d:\n    e: 2\nb: 3\n"
+    raw = {"a": {"c": 1, "d": {"e": 2}, "new": 4}, "b": 3}
+    assert _edited(base, raw, {}) == "a:\n  # c's note\n  c: 1  # c\n  d:\n    e: 2\n  new: 4\nb: 3\n"
+    # a last line without a line break
+    assert _edited("a: 1", {"a": 1, "b": 2}, {}) == "a: 1\nb: 2\n"
+
+
+def test_a_deleted_key_blames_its_own_path():
+    # with the bare key as its path, the deletion of a.y would take the note of y
+    base = "a:\n  x: 1\n  y: 2\ny: 4\n"
+    text = _edited(base, {"a": {"x": 1}, "y": 5}, {("y",): NOTE})
+    assert text == f"a:\n  x: 1\ny: 5  # {NOTE}; base 4\n"
+
+
+def test_deleting_a_nested_mapping_s_last_key_keeps_the_next_key_s_indentation():
+    base = "top:\n  a:\n    x: 1\n    y: 2\n  c: 3\n"
+    assert _edited(base, {"top": {"a": {"x": 1}, "c": 3}}, {}) == "top:\n  a:\n    x: 1\n  c: 3\n"
+
+
+def test_an_integer_fitted_as_a_float_is_written_as_one():
+    # {b: 1} == {b: 1.0} in Python: the mapping must not be skipped as unchanged
+    assert _edited("a:\n  b: 1  # note\n", {"a": {"b": 1.0}}, {}) == "a:\n  b: 1.0  # note\n"

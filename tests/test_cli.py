@@ -126,6 +126,18 @@ def test_an_input_error_found_by_planning_exits_2_before_writing(tmp_path, capsy
     assert not (tmp_path / "out").exists()
 
 
+def test_a_library_no_chosen_processor_has_exits_2_before_writing(tmp_path, capsys):
+    # a typo in ``library`` would otherwise cost every kernel with the processor's own numbers
+    policy = {"name": "single", "processor": "cpu.gold", "fallback": "gpu", "library": "mnnn"}
+    path = write_experiment(tmp_path, policy=policy)
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert f"{path}: policy.library: " in line and "'mnnn'" in line and "mnn" in line
+    assert not (tmp_path / "out").exists()
+    path = write_experiment(tmp_path, policy={**policy, "library": "mnn"})
+    assert main(["run", str(path), "--out", str(tmp_path / "ok"), "--quiet"]) == 0
+
+
 def _records(out: Path) -> int:
     return len(list(out.glob("runs/*/metrics.json")))
 

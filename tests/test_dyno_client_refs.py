@@ -38,9 +38,9 @@ def test_on_host_moves_the_hardware_and_keeps_the_kernels():
 
 @pytest.mark.parametrize("variant", ["10w", "10w-uc"])
 def test_power_modes_state_pytorchs_per_operator_cycles_at_their_clock(variant):
-    """PyTorch's per-operator costs are Carmel work: each power mode's are the MAXN fits'
-    cycles at its top Carmel clock (GPU launches are issued by a Carmel core), to the
-    file's rounding."""
+    """Per-operator costs are Carmel work: each power mode's are MAXN's cycles (PyTorch's
+    fitted ones and the processors' estimates) at its top Carmel clock (GPU launches are
+    issued by a Carmel core), to the file's rounding."""
     maxn, mode = load_soc("jetson-agx-xavier"), load_soc(f"jetson-agx-xavier@{variant}")
     socs = (maxn, mode)
     clocks = [soc.cpu["carmel"].opps[-1].frequency for soc in socs]
@@ -48,4 +48,10 @@ def test_power_modes_state_pytorchs_per_operator_cycles_at_their_clock(variant):
         cycles = [soc.processors()[name].libraries["pytorch"].dispatch_overhead * clock
                   for soc, clock in zip(socs, clocks)]
         assert cycles[1] == pytest.approx(cycles[0], rel=2e-3), name
+        # and so are the processors' own (estimated) per-operator and per-call costs
+        procs = [soc.processors()[name] for soc in socs]
+        for key in ("dispatch_overhead", *procs[0].op_overhead):
+            cycles = [(p.dispatch_overhead if key == "dispatch_overhead" else p.op_overhead[key])
+                      * clock for p, clock in zip(procs, clocks)]
+            assert cycles[1] == pytest.approx(cycles[0], rel=2e-3), (name, key)
     assert clocks[1] < clocks[0]

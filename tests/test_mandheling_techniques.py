@@ -231,6 +231,20 @@ def test_a_shift_that_reads_the_int32_tensor_still_forms_a_rescale_group():
     assert (group.compute, group.reduce_max, group.shift) == ([0], [1], [2])
 
 
+def test_a_rescaling_site_that_is_not_consecutive_is_an_error():
+    # another kernel between the ReduceMax and its Shift: not one co-scheduling unit
+    rows = [kernel(0, "", op="conv", batch=8, nbytes=8e4),
+            kernel(1, "0", op="reduce_max", batch=8, nbytes=8e4),
+            kernel(2, "0", op="relu", batch=8, nbytes=8e4),
+            kernel(3, "1", op="shift", batch=8, nbytes=8e4)]
+    for row in rows:
+        row["precision"] = "int8"
+    rewrite = Rewrite(make_trace(rows))
+    assert [r["id"] for r in rewrite.records] == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="not consecutive"):
+        find_groups(rewrite)
+
+
 def test_a_weight_gradient_rescale_is_not_split_by_batch():
     for op in ("reduce_max", "shift"):
         row = kernel(0, "", op=op, batch=64)

@@ -3,7 +3,6 @@
 * access order: ``read_stride`` turns a layout mismatch into cache misses that
   grow with the stride (up to a line) and with the ways a stride leaves;
 * ``memory_share``: sibling parts split the shared levels' bandwidth;
-* ``broadcast_input``: parts that read one common input fetch it once;
 * a blocked GEMM library: per-output MAC slots, operand passes per block
   column, and L1-miss stalls that DMA overlap does not hide;
 * a library's ``memory_overlap``: blocking caches add memory time to compute;
@@ -77,24 +76,6 @@ def test_memory_share_divides_only_the_shared_levels(board):
     assert sharing.cycles == alone.cycles  # the private L1 is not shared
     small = dict(conv1x1(nbytes=4096.0), flops=1e8)  # compute-bound, L1-resident
     assert seconds(model, small, memory_share=0.25) == seconds(model, small)
-
-
-def test_a_broadcast_input_is_fetched_once_for_all_sibling_parts(board, tiny_soc_dict):
-    row = dict(conv1x1(nbytes=64 * MIB), bytes_out=MIB, shared_input=1.0)
-    plain = CostModel(board).kernel_cost("dsp", 1, row, memory_share=0.25)
-    tiny_soc_dict["dsp"]["broadcast_input"] = True
-    fabric = CostModel(SocSpec.model_validate(tiny_soc_dict))
-    broadcast = fabric.kernel_cost("dsp", 1, row, memory_share=0.25)
-    alone = fabric.kernel_cost("dsp", 1, row)
-    # 64 MiB of input: each of 4 parts pays for a quarter of it beyond its private L1,
-    # while its own output and weights still take a quarter of the bandwidth each
-    assert broadcast.fixed < 0.5 * plain.fixed
-    assert broadcast.dram_bytes == pytest.approx(plain.dram_bytes - 0.75 * 64 * MIB)
-    assert broadcast.fixed > alone.fixed  # the output is not broadcast
-    # a part whose input is its own (a row band) gains nothing
-    own = dict(row, shared_input=0.0)
-    assert (fabric.kernel_cost("dsp", 1, own, memory_share=0.25).fixed
-            == pytest.approx(plain.fixed))
 
 
 def test_blocking_caches_add_memory_time_to_compute(board):

@@ -99,14 +99,6 @@ def test_ho_beats_vanilla_and_vo_adds_to_it_on_the_board():
     assert times[0] > times[1] > times[2]
 
 
-def test_output_channel_parts_mark_the_input_they_share():
-    # a processor that broadcasts its input (broadcast_input) fetches it once for all
-    # output-channel parts; a band of an output-channel part reads rows of its own
-    parts = by_channels(dict(conv(0, k=3, c_out=64), read_stride=0.0), 32)
-    assert all(p["shared_input"] == 1.0 for p in parts)
-    assert all(b["shared_input"] == 0.0 for b in by_band(parts[0], 4, "inH"))
-
-
 def test_on_the_fpga_ho_beats_vanilla_on_the_int8_cores():
     # the ZCU102's DPU cores run INT8 only (socs/zcu102.yaml)
     times = [xenos("mobilenet_v1", h, False, "zcu102", "npu", input_size=128,

@@ -38,11 +38,11 @@ from simulator.policy import IterationReport, Job, Placement, Plan, Policy
 from workloads.splits.profile import RAW, SplitProfile
 
 from .plan import Where, build_split
+from .profiler import Profiler
+from .report import run_metrics
 
 # the kernel library of the model's kernels on the client and the server
 FRAMEWORK = "pytorch"
-from .profiler import Profiler
-from .report import run_metrics
 
 DEFAULT_BITS = (3, 4, 5, 6, 7, 8, 32)
 # parameter types shared by the split-inference policies (simulator.params)

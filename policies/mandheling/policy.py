@@ -377,7 +377,18 @@ class Mandheling(Policy):
 
 class _Skips:
     """The plan's conditional kernels per iteration: preparation of subgraphs still
-    prepared, and per rescale group the version (dynamic or static) not used."""
+    prepared, and per rescale group the version (dynamic or static) not used.
+
+    Attributes:
+        static_rows, dynamic_rows: per rescale group, the plan rows of its static and of
+            its dynamic version.
+        group_layer: per rescale group, the index of its layer in the schedule.
+        share: per rescale group, the fraction (0..1) of batches it rescales in over a
+            period, as the co-scheduler priced it. Read by tests only (to check the emitted
+            plan against the schedule's cost); the policy itself uses ``schedule``.
+        schedule: (layers x iterations) booleans: rescale in that batch.
+        rescale_fraction: mean of ``schedule`` (1 without layers).
+    """
 
     def __init__(self, groups: list[RescaleGroup], subgraphs, prepared: list[set[int]],
                  rows_of: dict[int, list[int]], layers: list[str], schedule: np.ndarray,

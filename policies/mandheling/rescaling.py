@@ -118,7 +118,12 @@ class RescaleGroup:
 
 def find_groups(rewrite: Rewrite) -> list[RescaleGroup]:
     """The rescale groups of an integer trace: compute -> reduce_max -> shift chains,
-    consecutive in the trace's order (as a translation rule emits them)."""
+    consecutive in the trace's order (as a translation rule emits them).
+
+    Raises:
+        ValueError: a site's kernels are not consecutive (the co-scheduler places each
+            site as one unit; skipping it would silently drop its rescaling choice).
+    """
     by_id = rewrite.by_id()
     successors = rewrite.successors()
     position = {r["id"]: i for i, r in enumerate(rewrite.records)}
@@ -131,13 +136,15 @@ def find_groups(rewrite: Rewrite) -> list[RescaleGroup]:
         if producer["op"] not in _COMPUTE or len(after) != 1:
             continue
         shift = by_id[after[0]]
-        # one unit of the co-scheduler: the three kernels one after another
-        if (position[producer["id"]] + 1, position[shift["id"]] - 1) != (
-                position[record["id"]],) * 2:
-            continue
         # the Shift reads the ReduceMax's scalar and the operator's INT32 output
         if shift["op"] != "shift" or not set(shift["deps"]) <= {record["id"], producer["id"]}:
             continue
+        # one unit of the co-scheduler: the three kernels one after another
+        if (position[producer["id"]] + 1, position[shift["id"]] - 1) != (
+                position[record["id"]],) * 2:
+            raise ValueError(f"rescaling site of {producer['name']!r} (kernels "
+                             f"{producer['id']}, {record['id']}, {shift['id']}) is not "
+                             "consecutive in the trace")
         groups.append(RescaleGroup(str(producer.get("layer") or producer["name"]),
                                    [producer["id"]], [record["id"]], [shift["id"]], [],
                                    float(shift["flops"]), float(shift["bytes_out"])))

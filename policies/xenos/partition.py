@@ -6,9 +6,8 @@ record with their share of the work and of the bytes each part touches):
 * by output channels (``outC``): a part computes some output maps; it needs
   only their kernels (weights divide) but, unless the operator is
   channel-local (depthwise, pooling, element-wise: map ``c`` reads only map
-  ``c``), the whole input, which every part reads alike (``shared_input`` 1: a
-  processor that broadcasts its input fetches it once). Leftover channels (``C mod n``) are shared out by
-  rows so the parts stay even;
+  ``c``), the whole input, which every part reads alike. Leftover channels
+  (``C mod n``) are shared out by rows so the parts stay even;
 * by rows (``inH``) or columns (``inW``): a part computes a band of the output;
   it reads its band of the input plus the ``kernel - stride`` boundary rows
   (halo) and, in an operator with weights, all the weights.
@@ -63,10 +62,7 @@ def by_band(record: dict, n: int, axis: str) -> list[dict]:
     for count in _shares(size, n):
         share = count / size
         reads = min(1.0, (count * in_size / size + halo) / in_size)
-        part = scaled(record, work=share, out=share, inp=reads, weights=1.0)
-        if "shared_input" in part:
-            part["shared_input"] = 0.0  # a band reads its own rows, not its siblings'
-        parts.append(part)
+        parts.append(scaled(record, work=share, out=share, inp=reads, weights=1.0))
     return parts
 
 
@@ -77,22 +73,14 @@ def by_channels(record: dict, n: int) -> list[dict]:
     if n <= 1:
         return [dict(record)]
     if channels < n:  # one channel each, the other units idle
-        parts = [scaled(record, work=1 / channels, out=1 / channels,
-                        inp=1 / channels if local else 1.0, weights=1 / channels)
-                 for _ in range(channels)]
-        if not local:
-            for part in parts:
-                part["shared_input"] = 1.0
-        return parts
+        return [scaled(record, work=1 / channels, out=1 / channels,
+                       inp=1 / channels if local else 1.0, weights=1 / channels)
+                for _ in range(channels)]
     whole, left = divmod(channels, n)
     work = (whole + left / n) / channels
     weights = (whole + left) / channels  # the leftover maps' kernels too
-    parts = [scaled(record, work=work, out=work, inp=work if local else 1.0, weights=weights)
-             for _ in range(n)]
-    if not local:
-        for part in parts:
-            part["shared_input"] = 1.0  # every part reads the same whole input
-    return parts
+    return [scaled(record, work=work, out=work, inp=work if local else 1.0, weights=weights)
+            for _ in range(n)]
 
 
 def split(record: dict, n: int, axis: str) -> list[dict]:

@@ -139,15 +139,6 @@ Sharing (``memory_share``, from the placement): a kernel that runs side by side
 with sibling kernels of one split (one part per unit) gets that fraction of the
 bandwidth of every level that is not private to its units (shared caches,
 device memories, DRAM).
-
-Broadcast input (a processor's ``broadcast_input``, trace column
-``shared_input``): when the siblings all read the same input (an output-channel
-split reads the whole input in every part) and the units take their input from
-one buffer wired to all of them (an FPGA accelerator's input bus), a level
-beyond the private memories delivers that input once for all the parts: each
-part is charged ``memory_share`` of the input bytes it draws from the level
-(``min(served, bytes_in) * shared_input``), not all of them. Without it every
-part reads its own copy, as cores reading a shared SRAM do.
 """
 
 from __future__ import annotations
@@ -346,11 +337,11 @@ class CostModel:
              batch: int = 0, kernel: int = 0, stride: int = 0, library: str | None = None,
              fixed_s: float = 0.0, read_stride: float = 0.0, simd_waste: float = 0.0,
              memory_share: float = 1.0, spill: float = 0.0,
-             out_channels: int = 0, shared_input: float = 0.0) -> KernelCost:
+             out_channels: int = 0) -> KernelCost:
         """Cost of one kernel (sizes in bytes, ``flops`` in operations, ``fixed_s``
         seconds of processor-independent work; ``library`` picks a kernel-library
         table of the processor, if it has one; ``read_stride`` (bytes),
-        ``simd_waste``, ``memory_share``, ``spill`` and ``shared_input`` as in the
+        ``simd_waste``, ``memory_share`` and ``spill`` as in the
         module docstring;
         ``out_channels`` for the processor's ``gemm_half_channels``, 0 if unknown)."""
         self.check_support(processor, op, precision)
@@ -424,14 +415,10 @@ class CostModel:
         served = accesses  # bytes served by the current level
         dram_bytes = 0.0
         traffic = []
-        broadcast = (proc.broadcast_input and shared_input > 0 and memory_share < 1.0)
         law = proc.replacement  # how a working set larger than a level misses it
         for level in levels:
             share = memory_share if level.shared else 1.0
             charged = served
-            if broadcast and level.shared:
-                # one fetch of the common input feeds every sibling part
-                charged -= min(served, bytes_in) * min(1.0, shared_input) * (1.0 - share)
             traffic.append((level.name, charged))
             if level.bytes_per_cycle is not None:
                 cycles = charged / (level.bytes_per_cycle * mem_efficiency * share)
@@ -495,7 +482,7 @@ class CostModel:
                int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")),
                library, float(_get(row, "fixed_s")), float(_get(row, "read_stride")),
                float(_get(row, "simd_waste")), memory_share, float(_get(row, "spill")),
-               int(_get(row, "out_channels")), float(_get(row, "shared_input")))
+               int(_get(row, "out_channels")))
         cost = self._memo.get(key)
         if cost is None:
             cost = self._memo[key] = self.cost(
@@ -503,7 +490,7 @@ class CostModel:
                 bytes_in=key[6], bytes_out=key[7], weight_bytes=key[8], batch=key[9],
                 kernel=key[10], stride=key[11], library=library, fixed_s=key[13],
                 read_stride=key[14], simd_waste=key[15], memory_share=memory_share,
-                spill=key[17], out_channels=key[18], shared_input=key[19])
+                spill=key[17], out_channels=key[18])
         return cost
 
 

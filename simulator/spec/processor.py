@@ -297,11 +297,6 @@ class ProcessorSpec(Strict):
             (convolutions, pooling) are served by the nearest level, whatever
             the tensor's size (a GPU's texture cache keeps the few input rows a
             window needs); False: by the level that holds the whole working set.
-        broadcast_input: the units receive a common input through one buffer
-            wired to all of them (an FPGA accelerator's input broadcast): the
-            parts of one split that read the same input (trace column
-            ``shared_input``) fetch it once from the levels beyond their private
-            memories, instead of once per part.
         dispatch_overhead: fixed cost per kernel launch / RPC call.
         op_overhead: the fixed cost per kernel of some op kinds or categories
             instead of ``dispatch_overhead`` (an op kind before its category):
@@ -344,7 +339,6 @@ class ProcessorSpec(Strict):
     im2col_bytes_per_cycle: float = Field(default=0.0, ge=0)
     winograd_reduction: float = Field(default=1.0, ge=1)
     window_reads_on_chip: bool = False
-    broadcast_input: bool = False
     dispatch_overhead: Seconds = Field(default=0.0, ge=0)
     op_overhead: dict[str, Seconds] = Field(default_factory=dict)
     caches: list[CacheLevel] = Field(default_factory=list)

@@ -97,16 +97,16 @@ def run(args) -> int:
     # written (and reported) to 4 significant digits, far below what the data resolve
     raw, soc = apply(prob.raw, prob.soc, params, values, file=str(out), digits=DIGITS)
     values = np.array([p.value(soc) for p in params])
-    base_values = np.array([p.value(prob.soc) for p in params])
     errors = prob.errors(soc)
     labels = [r.label for r in prob.rows]
     fit_energy = any(p.energy for p in params)
     energy_errors = prob.energy_errors(soc) if fit_energy else None
     cv_errors = cv_fits = cv_energy = None
+    cv_params = params
     if args.cv:
         # parameters chosen from the data are chosen again in each fold, from its training
         # rows: a choice made on every row would have seen the fold's models
-        cv_errors, cv_fits, cv_energy = prob.cross_validate(
+        cv_errors, cv_params, cv_fits, cv_energy = prob.cross_validate(
             params, args.cv, args.seed, select=None if requested else chosen_by_data)
 
     raw["name"] = name
@@ -147,15 +147,21 @@ def run(args) -> int:
         print(f"  warning: the fast model differs from the engine by {gap * 100:+.2g} % on "
               f"{model} ({label}): the fitted values absorb what it leaves out")
     print("\nparameter                                     base        fitted    change")
-    for p, old, new in zip(params, base_values, values):
+    fitted_values = dict(zip([p.name for p in params], values))
+    for p in cv_params:  # the fitted ones, then those only some folds chose
+        old, new = p.value(prob.soc), fitted_values.get(p.name)
         spread = ""
         if cv_fits:
-            col = np.array([f[params.index(p)] for f in cv_fits])
+            col = np.array([f[cv_params.index(p)] for f in cv_fits])
             chosen = col[~np.isnan(col)]
             spread = (f"   CV {_show(chosen.min(), p.unit)}..{_show(chosen.max(), p.unit)}"
                       if len(chosen) else "   CV not chosen")
             if 0 < len(chosen) < len(col):
                 spread += f" (chosen in {len(chosen)} of {len(col)} folds)"
+        if new is None:  # chosen in folds only: over-selection the folds validate
+            print(f"  {p.name:42s} {_show(old, p.unit):>10s} {'not fitted':>12s} "
+                  f"{'':>9s}{spread}")
+            continue
         print(f"  {p.name:42s} {_show(old, p.unit):>10s} {_show(new, p.unit):>12s} "
               f"{(new / old - 1) * 100 if old else float('inf'):+8.1f}%{spread}")
     energy_labels = [r.label for r in prob.energy_rows]

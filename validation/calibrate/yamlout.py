@@ -104,7 +104,7 @@ def write(path: str | Path, raw: dict, header: str, notes: dict, base: str | Non
 # -- locating and editing -----------------------------------------------------------
 def _diff(text: str, node, old, new, path: tuple, edits: list[_Edit], anchored: dict) -> None:
     """Append the edits that turn ``node`` (holding ``old``) into ``new``."""
-    if old == new and type(old) is type(new):
+    if _normal(old) == _normal(new):  # not ==: {b: 1} == {b: 1.0}, but 1.0 must be written
         return
     if isinstance(node, yaml.MappingNode) and isinstance(old, dict) and isinstance(new, dict):
         if node.flow_style:  # one {...}: rewritten whole
@@ -117,7 +117,7 @@ def _diff(text: str, node, old, new, path: tuple, edits: list[_Edit], anchored: 
             pairs[key_node.value] = (key_node, value_node)
         for key in old:
             if key not in new:
-                edits.append(_delete(text, node, key))
+                edits.append(_delete(text, node, key, path))
         for key, value in new.items():
             if key not in pairs:
                 edits.append(_insert(text, node, key, value, path + (key,)))
@@ -159,29 +159,51 @@ def _locate(root, path: tuple):
 
 
 def _insert(text: str, mapping, key: str, value, path: tuple) -> _Edit:
-    """A new ``key: value`` line before the mapping's first key, at its indentation."""
+    """A new ``key: value`` line after the mapping's last key and its value, at the keys'
+    indentation: before the first key it would sit below the comments written above that
+    key, which would then read as its notes."""
     first = mapping.value[0][0].start_mark
-    line = first.index - first.column
-    if text[line:first.index].strip():
+    if text[first.index - first.column:first.index].strip():
         raise _Unsupported(f"a new key {'.'.join(path)} in a mapping that starts mid-line")
-    return _Edit(line, line, f"{' ' * first.column}{_flow({key: value})[1:-1]}\n", path)
+    line = f"{' ' * first.column}{_flow({key: value})[1:-1]}\n"
+    at = _line_after(text, mapping.value[-1])
+    if at > len(text) or text[at - 1] != "\n":  # the last line has no line break
+        return _Edit(len(text), len(text), "\n" + line, path)
+    return _Edit(at, at, line, path)
 
 
-def _delete(text: str, mapping, key: str) -> _Edit:
-    """Remove ``key`` with its value, from its line to the next key's line (or the end)."""
-    keys = [k for k, _ in mapping.value]
-    index = [k.value for k in keys].index(key)
-    mark = keys[index].start_mark
+def _delete(text: str, mapping, key: str, path: tuple) -> _Edit:
+    """Remove ``key`` with its value: from its line to the start of the line after its
+    value (comments below it stay with the key they precede, and the next key keeps its
+    indentation)."""
+    pairs = [(k, v) for k, v in mapping.value]
+    index = [k.value for k, _ in pairs].index(key)
+    mark = pairs[index][0].start_mark
     start = mark.index - mark.column
     if text[start:mark.index].strip():
         raise _Unsupported(f"deleting {key!r}, which does not start its line")
-    if index + 1 < len(keys):
-        after = keys[index + 1].start_mark
-        end = after.index - after.column
-    else:
-        end = max(mapping.end_mark.index, mapping.value[-1][1].end_mark.index)
-        end = len(text) if not text[end:].strip() else end
-    return _Edit(start, end, "", (key,))
+    return _Edit(start, min(len(text), _line_after(text, pairs[index])), "", path + (key,))
+
+
+def _line_after(text: str, pair) -> int:
+    """Where the line after a ``key: value`` pair's last written character starts
+    (``len(text) + 1`` if that character is on the last line and no line break ends it)."""
+    key_node, node = pair
+    while True:
+        if node.start_mark.index < key_node.start_mark.index:  # an alias: written here
+            end = _alias_span(text, key_node)[1]
+            break
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode) and not node.flow_style \
+                and node.value:
+            last = node.value[-1]
+            key_node, node = last if isinstance(node, yaml.MappingNode) else (key_node, last)
+            continue
+        end = node.end_mark.index
+        break
+    if end > 0 and text[end - 1] == "\n":  # a block scalar ends with its line break
+        return end
+    newline = text.find("\n", end)
+    return len(text) + 1 if newline < 0 else newline + 1
 
 
 def _alias_span(text: str, key_node) -> tuple[int, int]:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from simulator.checks import check
+from simulator.library import load_soc
 from simulator.trace import trace_from_table
 from validation.dyno import refs
 from validation.dyno.client_refs import REFS as CLIENT_REFS
@@ -166,7 +167,11 @@ def _engine_latency_ms(ref: ClientRef) -> float:
                            width=ref.width)
     if ref.precision != "fp32":
         trace = trace.with_precision(ref.precision)
-    policy = {"name": "single", "processor": ref.processor, "library": LIBRARY}
+    policy = {"name": "single", "processor": ref.processor}
+    # as fitted (fit_clients): a processor without a PyTorch table (the 1080 Ti's refs are
+    # MXNet's) is costed with its own numbers; naming a library it lacks is an input error
+    if LIBRARY in load_soc(ref.soc).processors()[ref.processor].libraries:
+        policy["library"] = LIBRARY
     if ref.units:
         policy["cores"] = ref.units
     result = run_trace(ref.soc, trace, policy)

@@ -37,15 +37,17 @@ from functools import lru_cache
 import numpy as np
 from scipy.optimize import least_squares
 
+from policies.dyno.base import FRAMEWORK
 from simulator.hardware.cost import CostModel
 from simulator.library import load_soc
-from simulator.spec.soc import SocSpec
 from simulator.spec.processor import CacheLevel
+from simulator.spec.soc import SocSpec
 from validation.dyno.client_refs import HOSTS, REFS, ClientRef
 from workloads.generate import generate_trace
 
-# the kernel library the refs' kernels are costed with (a processor without its table: its own)
-LIBRARY = "pytorch"
+# the kernel library the refs' kernels are costed with (a processor without its table: its
+# own): the one the DynO policies place the model's kernels with
+LIBRARY = FRAMEWORK
 # Fitted parameters per (soc, processor): (name, lower bound, upper bound). A name is
 # ``dispatch_overhead`` (s), ``parallel_efficiency`` or an efficiency key (``fp16.conv``: a
 # precision's table); all but the parallel efficiency go to the library when there is one.

@@ -490,7 +490,7 @@ class Problem:
 
     def cross_validate(self, params: list[Parameter], k: int = 5, seed: int = 0,
                        select: Callable[[Problem], list[Parameter]] | None = None
-                       ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+                       ) -> tuple[np.ndarray, list[Parameter], list[np.ndarray], np.ndarray]:
         """``k``-fold cross-validation over the models: each fold's rows predicted by a
         fit on the other folds.
 
@@ -502,14 +502,16 @@ class Problem:
                 the fold's models). None: ``params`` in every fold (chosen a priori).
 
         Returns:
-            (signed % error per latency row, fitted values per fold (one per ``params``;
-            NaN where a fold did not choose it), signed % error per energy row: NaN when
-            no energy is fitted).
+            (signed % error per latency row, the parameters fitted in any fold: ``params``
+            then those only folds chose (so a fold choosing more than the whole data does
+            shows), fitted values per fold (one per parameter of that list; NaN where a fold
+            did not choose it), signed % error per energy row: NaN when no energy is
+            fitted).
         """
         groups = sorted({r.group for r in self.rows}, key=[r.group for r in self.rows].index)
         errors = np.full(len(self.rows), np.nan)
         energy = np.full(len(self.energy_rows), np.nan)
-        fits = []
+        chosen_per_fold, values_per_fold = [], []
         for test in folds(groups, k, seed):
             train = set(groups) - set(test)
             if select is None:
@@ -519,15 +521,19 @@ class Problem:
                 fold = self.subset(train)
                 chosen = select(fold)
                 values = fold.fit(chosen)
-            fitted = dict(zip([p.name for p in chosen], values))
-            fits.append(np.array([fitted.get(p.name, np.nan) for p in params]))
+            chosen_per_fold.append(chosen)
+            values_per_fold.append(dict(zip([p.name for p in chosen], values)))
             soc = self.soc_with(chosen, values)
             index = [i for i, r in enumerate(self.rows) if r.group in set(test)]
             errors[index] = self.errors(soc, [self.rows[i] for i in index])
             index = [i for i, r in enumerate(self.energy_rows) if r.group in set(test)]
             if index and any(p.energy for p in chosen):
                 energy[index] = self.energy_errors(soc, [self.energy_rows[i] for i in index])
-        return errors, fits, energy
+        union = list({p.name: p for p in [*params, *(p for c in chosen_per_fold for p in c)]
+                      }.values())
+        fits = [np.array([fitted.get(p.name, np.nan) for p in union])
+                for fitted in values_per_fold]
+        return errors, union, fits, energy
 
 
 def folds(items: list[str], k: int = 5, seed: int = 0) -> list[list[str]]:

@@ -15,8 +15,14 @@ from validation.pixel4.fit import (
     error_table,
     summarize,
 )
-from validation.pixel4.params import (GPU_PARAMS, PARAM_NAMES, PARAMS, apply_params, load_base,
-                                      read_params)
+from validation.pixel4.params import (
+    GPU_PARAMS,
+    PARAM_NAMES,
+    PARAMS,
+    apply_params,
+    load_base,
+    read_params,
+)
 
 
 def _format_params(values: dict[str, float], current: dict[str, float] | None = None) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.trace import Trace
-from validation.fitting.fast import Setting
 from validation.data import DataMissing, data_folder  # noqa: F401  (re-exported)
+from validation.fitting.fast import Setting
 
 SOC = "snapdragon855"
 SOURCE = ("Li, Paolieri, Golubchik, 'A Benchmark for ML Inference Latency on Mobile Devices', "

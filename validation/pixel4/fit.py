@@ -9,12 +9,27 @@ import pandas as pd
 
 from simulator.library import load_soc
 from simulator.spec.soc import SocSpec
-from validation.fitting import FastCase, Problem, Row, Setting, apply, engine_latency, folds
-from validation.fitting import least_squares_log
+from validation.fitting import (
+    FastCase,
+    Problem,
+    Row,
+    Setting,
+    apply,
+    engine_latency,
+    folds,
+    least_squares_log,
+)
 from validation.fitting import summarize as summarize_rows
 from validation.pixel4.data import CONFIGS, SOC, TARGETS, Calibration, Config
-from validation.pixel4.params import (GPU_PARAMS, PARAM_NAMES, PARAMS, Base, apply_params,
-                                      load_base, resolve)
+from validation.pixel4.params import (
+    GPU_PARAMS,
+    PARAM_NAMES,
+    PARAMS,
+    Base,
+    apply_params,
+    load_base,
+    resolve,
+)
 
 
 class Fitter:
