@@ -303,6 +303,7 @@ class Device:
         ticks = self._ticks
         passed = 0
         if self.env.now != self._tick_time:
+            # + 1e-9: float rounding of a whole number of steps
             passed = int((self.env.now - self._tick_time) / self.step + 1e-9)
         if not self.lazy:
             return max(self.stride, passed + 1)
@@ -348,11 +349,6 @@ class Device:
                     domain.request(governor.decide(domain, util))
         if self.trip_governor is not None and polled:
             self.trip_governor.poll()
-        min_frequency = self.min_frequency
-        for local, domain in self._domain_items:
-            frequency = domain.frequencies[domain.index]
-            if frequency < min_frequency[local]:
-                min_frequency[local] = frequency
         if sampled or hook is not None:
             # the temperatures _integrate computed, unless it did not run at this wake
             temps = self._temps if self._last_time == now else self.thermal.temperatures
@@ -405,7 +401,7 @@ class Device:
         lazy sampler may be a whole poll period behind at a power-change point
         (a pause, an OPP change); one step behind is what the 10 ms tick always
         allowed (its step's leakage at the voltage at its end)."""
-        if self.env.now - self._last_time > self.step * (1 + 1e-9):
+        if self.env.now - self._last_time > self.step * (1 + 1e-9):  # float rounding
             self._integrate()
 
     def _frequency_listener(self, local: str, domain: FrequencyDomain):
@@ -415,12 +411,15 @@ class Device:
         min_frequency = self.min_frequency
 
         def listener(before: bool) -> None:
-            if before and self.lazy:  # fast-forward settles its own change points
-                self.catch_up()
-            else:
-                frequency = domain.frequencies[domain.index]
-                if frequency < min_frequency[local]:
-                    min_frequency[local] = frequency
+            if before:
+                if self.lazy:  # fast-forward settles its own change points
+                    self.catch_up()
+                return
+            # FrequencyDomain._apply is the only writer of ``index``: every OPP the
+            # run uses passes here
+            frequency = domain.frequencies[domain.index]
+            if frequency < min_frequency[local]:
+                min_frequency[local] = frequency
         return listener
 
     def set_governor(self, local: str, governor) -> None:
@@ -556,15 +555,18 @@ class Device:
         temperatures and levels; the pair's mean power, weighted by their
         periods, so the series still integrates to the energy) and take every
         other due sample from now on: the effective sample period doubles."""
-        self._sample_skip *= 2
-        self._samples_due = 0
         starts = np.frombuffer(self._sample_starts, dtype=np.int64)
         first, width = int(starts[1]), int(starts[2] - starts[1])
         codes = np.frombuffer(self._sample_codes, dtype=np.uint32)
         body_codes = codes[first:]
         if len(body_codes) % width or not (
                 body_codes.reshape(-1, width) == body_codes[:width]).all():
-            return  # samples of different layouts (rare: a component added mid-run)
+            # Samples of different layouts (a component attached mid-run; radios are
+            # attached at build): keep them all and do not double the period, so
+            # the series keeps its resolution (the next sample tries again).
+            return
+        self._sample_skip *= 2
+        self._samples_due = 0
         values = np.frombuffer(self._sample_values, dtype=float)
         times = np.frombuffer(self._sample_times, dtype=float)
         body = values[first:].reshape(-1, width)

@@ -288,6 +288,8 @@ class FastForward:
 
         def periods_for(period: float, gain: float, progress_now: float) -> int:
             fraction = progress_now - math.floor(progress_now)
+            # one period short of the next foreign event: the leap must end before it
+            # so that event fires in a period simulated tick by tick
             by_horizon = (horizon - now) / period - 1.0
             return int(min((budget - fraction) / gain, by_horizon))
 

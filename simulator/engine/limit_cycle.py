@@ -46,8 +46,9 @@ _CYCLE_K = 0.01
 # periods repeats the last one, so its energy is off by at most this fraction:
 # ten times below the 1 % goal. Looser would take a cycle still converging (the
 # board warming) for a periodic one; tighter would refuse real cycles whose
-# periods differ by one thermal poll (the ``slack``: 0.25 s of a ~100-700 s
-# period, up to ~0.3 % of its energy with the caps at different OPPs).
+# periods differ by one thermal poll (the ``slack``: 0.25 s of a >= 100 s period is
+# <= 0.25 % of its time, spent at an adjacent OPP whose power differs by well under
+# 40 % (estimate from the SoC files' OPP tables), so <= ~0.1 % of its energy).
 _CYCLE_ENERGY = 1e-3
 # Longest period recognised, in marks (OPP or cap changes). One trip stepping
 # its domains down and up is 2-4 marks a period; 12 covers three trips or a

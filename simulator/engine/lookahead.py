@@ -45,7 +45,10 @@ _DRIFT_K = 0.25
 _MAX_POLLS = 40  # longest step, in polls (10 s at Android's 250 ms): the cost of a
 # prediction grows with it, and a sample period of 1000 s would otherwise mean
 # thousands of predicted polls per tick
-_MAX_STACKS = 128  # step lengths whose stacks are kept
+# Step lengths whose stacks are kept: at most _MAX_POLLS polls x the nodes (14 on a
+# phone) x 8 B each, ~125 kB a stack, so ~16 MB at most (estimate of a bound, not
+# a measured need: a run repeats a handful of lengths).
+_MAX_STACKS = 128
 
 
 class LookAhead:

@@ -24,7 +24,8 @@ from ..spec.soc import ThermalSpec
 from .dvfs import FrequencyDomain
 
 # Exact propagators kept for this many distinct step lengths (each two n x n
-# arrays, n the nodes: ~1 kB on a phone): enough for the lengths a run repeats.
+# arrays, n the nodes: ~3 kB on a phone, ~1 MB in all): a bound, not a measured
+# need (estimate): a run repeats a handful of lengths (a pause, the rest of a step).
 _EXACT_CACHE = 256
 
 
@@ -106,9 +107,7 @@ class ThermalNetwork:
 
     def advance(self, power: np.ndarray, steps: int = 1) -> None:
         """Advance ``steps`` base steps with constant ``power`` (W per node)."""
-        pair = self._multi.get(steps)
-        if pair is None:
-            pair = self._multi[steps] = self._propagators(self.step * steps)
+        pair = self._multi.get(steps) or self.propagator(steps)
         # ndarray.dot: the same BLAS product as ``@`` (bit for bit), at half the
         # call overhead on these tiny matrices; this runs every thermal step
         self.theta = pair[0].dot(self.theta) + pair[1].dot(power)
