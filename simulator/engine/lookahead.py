@@ -24,8 +24,6 @@ at the poll they happen at.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .thermal import StepWiseGovernor, ThermalNetwork
@@ -99,14 +97,9 @@ class LookAhead:
         if governor is None:
             return True
         ambient = self.thermal.ambient
-        for t, (trip, sensor) in enumerate(zip(governor.trips, self._sensors)):
-            caps = [(governor.caps[(t, name)], governor.domains[name], name)
-                    for name in trip.domains]
-            at_floor = all(cap == (domain.index_at_least(trip.floor) if trip.floor else 0)
-                           for cap, domain, _name in caps)
-            at_top = all(cap == domain.top for cap, domain, _name in caps)
-            upper = math.inf if at_floor else trip.temperature - _MARGIN_K
-            lower = -math.inf if at_top else trip.temperature - trip.hysteresis + _MARGIN_K
+        for t, sensor in enumerate(self._sensors):
+            lower, upper = governor.noop_band(t)  # a margin inside it (infinities stay)
+            lower, upper = lower + _MARGIN_K, upper - _MARGIN_K
             temps = ahead[:, sensor] + ambient
             now = theta[sensor] + ambient
             if not (lower <= now <= upper and lower <= float(temps.min())

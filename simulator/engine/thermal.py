@@ -16,6 +16,8 @@ own exact ``Phi``/``Gamma``, computed once per length.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.linalg import expm
 
@@ -158,6 +160,21 @@ class StepWiseGovernor:
         self.caps = {(t, d): domains[d].top for t, trip in enumerate(self.trips)
                      for d in trip.domains}
 
+    def _floor(self, trip, domain: FrequencyDomain) -> int:
+        """Lowest cap index ``trip`` may set on ``domain``."""
+        return domain.index_at_least(trip.floor) if trip.floor else 0
+
+    def noop_band(self, t: int) -> tuple[float, float]:
+        """(lower, upper) sensor temperatures (°C) between which a poll leaves trip
+        ``t``'s caps as they are: the hysteresis band, open at the bottom when
+        every cap is at the top and at the top when every cap is at its floor."""
+        trip = self.trips[t]
+        caps = [(self.caps[(t, name)], self.domains[name]) for name in trip.domains]
+        at_floor = all(cap == self._floor(trip, domain) for cap, domain in caps)
+        at_top = all(cap == domain.top for cap, domain in caps)
+        return (-math.inf if at_top else trip.temperature - trip.hysteresis,
+                math.inf if at_floor else trip.temperature)
+
     def poll(self) -> None:
         """Update the caps from the current sensor temperatures."""
         for t, trip in enumerate(self.trips):
@@ -165,7 +182,7 @@ class StepWiseGovernor:
             for name in trip.domains:
                 domain = self.domains[name]
                 cap = self.caps[(t, name)]
-                floor = domain.index_at_least(trip.floor) if trip.floor else 0
+                floor = self._floor(trip, domain)
                 if temp > trip.temperature:
                     cap = max(cap - 1, floor)
                 elif temp < trip.temperature - trip.hysteresis:
