@@ -98,7 +98,10 @@ class Cappuccino(Policy):
         record as costed, with its idle vector lanes on that set)."""
         best: tuple[list, float, dict] = ([], float("inf"), record)
         for placements in sets:
-            on_cpu = all(p.processor.startswith("cpu.") for p in placements)
+            # a set with CPU cores pays the CPU driver's lane-by-lane math on its
+            # whole share (conservative for a mixed set's GPU part: the record is
+            # costed once for all its parts)
+            on_cpu = any(p.processor.startswith("cpu.") for p in placements)
             rec = dict(record)
             rec["simd_waste"] = (simd_waste(record, self.map_major, self.lanes,
                                             scalar_math=on_cpu)
