@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from . import (  # noqa: F401  (registers the models)
     alexnet,
     bert,
-    caffe,
     centernet,
     googlenet,
     inception,

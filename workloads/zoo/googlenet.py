@@ -1,4 +1,9 @@
-"""GoogLeNet / Inception-v1 (Szegedy et al., 2015), torchvision form without aux heads."""
+"""GoogLeNet / Inception-v1 (Szegedy et al., 2015), torchvision form without aux heads.
+
+Caffe forms (``*_caffe``): the BVLC Caffe model zoo's, what a RenderScript or other
+mobile runtime of 2016-2017 ran (``BVLC/caffe`` ``models/bvlc_*/deploy.prototxt``);
+dropout omitted (no kernels at inference), no auxiliary classifiers.
+"""
 
 from __future__ import annotations
 
@@ -58,4 +63,51 @@ def googlenet(input_size: int = 224, num_classes: int = 1000) -> Graph:
             x = g.maxpool(x, pool, 2, ceil_mode=True, name=f"pool{stage}")
     x = g.global_pool(x, name="avgpool")
     g.softmax(g.fc(x, num_classes, name="fc"), name="softmax")
+    return g
+
+
+def _inception_caffe(g: Graph, x: str, spec: tuple[int, ...], name: str) -> str:
+    c1, r3, c3, r5, c5, proj = spec
+
+    def conv(src: str, channels: int, kernel: int, label: str) -> str:
+        return g.relu(g.conv(src, channels, kernel, bias=True, name=f"{name}/{label}"),
+                      name=f"{name}/relu_{label}")
+
+    b1 = conv(x, c1, 1, "1x1")
+    b2 = conv(conv(x, r3, 1, "3x3_reduce"), c3, 3, "3x3")
+    b3 = conv(conv(x, r5, 1, "5x5_reduce"), c5, 5, "5x5")
+    b4 = conv(g.maxpool(x, 3, 1, padding=1, ceil_mode=True, name=f"{name}/pool"), proj, 1,
+              "pool_proj")
+    return g.concat(b1, b2, b3, b4, name=f"{name}/output")
+
+
+@MODELS.register("googlenet_caffe")
+def googlenet_caffe(input_size: int = 224, num_classes: int = 1000) -> Graph:
+    """BVLC GoogLeNet: 57 conv + 2 LRN + 9 inception modules + FC, 7.0 M parameters,
+    1.6 GMACs at 224x224.
+
+    Args:
+        input_size: square input side, pixels (224 as published; the final
+            average pool covers the whole last map).
+        num_classes: classifier outputs.
+    """
+    input_size = positive_int("input_size", input_size, "googlenet_caffe")
+    num_classes = positive_int("num_classes", num_classes, "googlenet_caffe")
+    g = Graph("googlenet_caffe", (3, input_size, input_size),
+              {"input_size": input_size, "num_classes": num_classes})
+    x = g.relu(g.conv(g.input, 64, 7, 2, 3, bias=True, name="conv1/7x7_s2"),
+               name="conv1/relu_7x7")
+    x = g.lrn(g.maxpool(x, 3, 2, ceil_mode=True, name="pool1/3x3_s2"), name="pool1/norm1")
+    x = g.relu(g.conv(x, 64, 1, bias=True, name="conv2/3x3_reduce"),
+               name="conv2/relu_3x3_reduce")
+    x = g.relu(g.conv(x, 192, 3, bias=True, name="conv2/3x3"), name="conv2/relu_3x3")
+    x = g.maxpool(g.lrn(x, name="conv2/norm2"), 3, 2, ceil_mode=True, name="pool2/3x3_s2")
+    for stage, (modules, _pool) in enumerate(_STAGES, start=3):
+        for label, spec in modules:
+            x = _inception_caffe(g, x, spec, name=f"inception_{label}")
+        if stage < 5:
+            x = g.maxpool(x, 3, 2, ceil_mode=True, name=f"pool{stage}/3x3_s2")
+    # Caffe's 7x7/1 average pool over the 7x7 map: a global pool (any input size builds)
+    x = g.global_pool(x, name="pool5/7x7_s1")
+    g.softmax(g.fc(x, num_classes, name="loss3/classifier"), name="prob")
     return g
