@@ -17,10 +17,8 @@ Source: Fang, Zeng, Zhang, "NestDNN", MobiCom'18, restated in
   19.8 MB), so we read VS's traffic row as printed in millions of FP32
   parameters (``TRAFFIC_UNIT_MB``): 5.2 / 6.8 / 1.2 MB, fitted like the
   others (docs/nestdnn_flexdnn.md);
-* the paper's headline claims "as much as 4.2 % higher accuracy, 2.0x frame
-  rate, 1.7x less energy" over the baseline, as maxima over a reduced alpha
-  sweep of the simulated benchmark (one app schedule; predictions; frame rate
-  as ``relative_frame_rate``, the neutral average over apps).
+* the paper's headline gains over the baseline are beyond the seed notes (held
+  out): ``validation/nestdnn/report.py`` reports the simulated ones, unscored.
 """
 
 from __future__ import annotations
@@ -119,35 +117,3 @@ for _i, _ref in enumerate(PAPER_TOTALS):
           tolerance_pct=5.0, group="nestdnn", status="calibration",  # sums of fitted sizes
           source=f"{SOURCE}, all six apps together")(
         lambda i=_i: sum(sizes[i] for sizes in model_sizes().values()))
-
-
-@lru_cache(maxsize=1)
-def headline() -> dict[str, float]:
-    """Maxima over a reduced alpha sweep (one app schedule) of the simulated benchmark."""
-    from simulator.bundled import experiments_dir
-    from simulator.runner import run_experiment
-
-    alphas = [0.0001, 0.001, 0.003, 0.01, 0.1]  # latency in units of each app's goal
-    names = ["nestdnn-baseline"] + ["nestdnn-mintotal"] * len(alphas)
-    sweep = run_experiment(experiments_dir() / "nestdnn" / "alpha-sweep.yaml",
-                           overrides={"sweep": {"policy.lifecycle.seed": [0],
-                                                "zip": {"policy.name": names,
-                                                        "policy.alpha": [0.01, *alphas]}}})
-    results = sweep.results
-    base = results[results["policy.name"] == "nestdnn-baseline"].iloc[0]
-    nest = results[results["policy.name"] == "nestdnn-mintotal"]
-    return {"accuracy_gain": float(nest["accuracy_gain_pct"].max()),
-            # the neutral average over apps (each app's rate in units of its goal rate)
-            "frame_rate_gain": float((nest["relative_frame_rate"]
-                                      / base["relative_frame_rate"]).max()),
-            "energy_reduction": float((base["energy_per_inference_j"]
-                                       / nest["energy_per_inference_j"]).max())}
-
-
-for _name, _ref, _unit in (("accuracy_gain", 4.2, "points"), ("frame_rate_gain", 2.0, "x"),
-                           ("energy_reduction", 1.7, "x")):
-    check(f"nestdnn.headline.{_name}", reference=_ref, unit=_unit, tolerance_pct=50.0,
-          group="nestdnn", status="prediction",
-          source=f"{SOURCE}, abstract: 'as much as' over the baseline (MinTotalCost, max "
-                 "over alpha 1e-4..0.1, one app schedule; prediction)")(
-        lambda name=_name: headline()[name])

@@ -2,8 +2,8 @@
 
 Zhang et al., "Xenos: Dataflow-Centric Optimization to Accelerate Model Inference
 on Edge Devices" (arXiv 2302.00282, 2023), as restated in
-``shared/design/seeds/cappuccino_xenos.md`` (the calibration figure) and in the
-paper's abstract (the held-out ranges).
+``shared/design/seeds/cappuccino_xenos.md`` (the calibration figures; nothing
+beyond the notes).
 """
 
 from __future__ import annotations
@@ -28,7 +28,3 @@ HO_REDUCTION_PCT = (17.9, 43.9)
 # ... and 80.4-96.2 % on the ZCU102 (same note; thousands of DSP slices).
 FPGA_HO_REDUCTION_PCT = (80.4, 96.2)
 
-# Held out (the abstract): vertical optimisation cuts 21.2-84.9 % (over all devices and
-# models), d-Xenos on several devices is 3.68-3.78x faster than one device.
-VO_REDUCTION_PCT = (21.2, 84.9)
-DXENOS_SPEEDUP = (3.68, 3.78)

@@ -6,8 +6,7 @@
 * Vanilla MobileNet's time on the C6678 (the first row of its table);
 * d-Xenos: the speedup of four C6678 boards over one for MobileNet, ResNet-101
   and BERT-L, parameter server against ring all-gather, with every partition
-  scheme (inH, inW, outC, mixed), the runs of ``experiments/xenos/dxenos.yaml``
-  and of the ``xenos.dxenos.speedup`` checks.
+  scheme (inH, inW, outC, mixed), the runs of ``experiments/xenos/dxenos.yaml``.
 
 Run: ``python -m validation.xenos.report`` (``--skip-distributed`` leaves out the
 d-Xenos table, the slowest part: 24 four-board runs).
@@ -39,8 +38,7 @@ def print_board(soc: str) -> None:
     vo_cuts = [100 * (1 - r[3] / r[2]) for r in rows]
     target = fit.TARGETS[soc]
     print(f"  HO range {min(ho_cuts):.1f}-{max(ho_cuts):.1f} % (notes {target[0]}-{target[1]} %,"
-          f" calibration); VO range {min(vo_cuts):.1f}-{max(vo_cuts):.1f} % (abstract "
-          f"{refs.VO_REDUCTION_PCT[0]}-{refs.VO_REDUCTION_PCT[1]} % over all boards, held out)")
+          f" calibration); VO range {min(vo_cuts):.1f}-{max(vo_cuts):.1f} % (prediction)")
 
 
 def print_distributed() -> None:
@@ -51,7 +49,6 @@ def print_distributed() -> None:
         cells = "".join(f"{checks.speedup(model, part, sync):11.2f}"
                         for sync in SYNCS for part in PARTITIONS)
         print(f"  {model:14s}{cells}")
-    print(f"  (abstract, mixed: {refs.DXENOS_SPEEDUP[0]}-{refs.DXENOS_SPEEDUP[1]}x, held out)")
 
 
 def main(argv: list[str] | None = None) -> None:
