@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.fit:
         code, row, java = fit()
         print(f"fitted RenderScript code overhead K = {code:.3f}, row loop R = {row:.2f} "
-              f"cycles, Java (Dalvik) overhead F = {java:.2f}")
+              f"cycles, Java (Dalvik) overhead F = {java:.3f}")
         for phone in PHONES:
             soc = load_soc(phone)
             version, runtime = PHONE_RUNTIME[phone]
