@@ -16,13 +16,17 @@ TARGETS = [name for name in CHECKS.names() if name.startswith(("cappuccino.", "x
 # gain 1.13x and 1.07x from imprecise mode, SqueezeNet 8x; the modelled vector code gains 4.7x
 # and 6.3x (-76 %, -84 %: no sourced mechanism found that leaves two CNNs at scalar speed,
 # docs/cappuccino_xenos.md, limitation 10) and 6.2x for SqueezeNet (+33 % at 15 %).
+# The SqueezeNet energy ratio (calibration since session 8, nothing fitted to it): 11.1 against
+# 7.81, +42 % (docs/cappuccino_xenos.md).
 KNOWN_MISSES: set[str] = {f"cappuccino.nexus5.{model}.imprecise"
-                          for model in ("alexnet", "squeezenet1_0", "googlenet")}
-MISS_REASON = "Nexus 5 imprecise column: gains differ by CNN for a reason not modelled"
+                          for model in ("alexnet", "squeezenet1_0", "googlenet")} | {
+    "cappuccino.nexus5.squeezenet1_0.energy_ratio"}
+MISS_REASON = ("Nexus 5 imprecise column and SqueezeNet energy ratio: not fitted, "
+               "no sourced mechanism closes them")
 
 
 def test_the_targets_are_registered():
-    assert len(TARGETS) == 13
+    assert len(TARGETS) == 14
     assert KNOWN_MISSES <= set(TARGETS)
     # the groups and the statuses say the same: fitted figures in the plain groups
     assert {CHECKS.get(name).group for name in TARGETS} == {"cappuccino", "xenos"}

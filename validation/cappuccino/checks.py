@@ -8,8 +8,9 @@
   column, which no parameter is fitted to: it tests the vector-code mechanism
   (float4 lanes, idle lanes, scalar math calls, memory-bound FC layers, the GPU
   driver) with the overheads fitted on the other two;
-* group ``cappuccino-predictions`` (held out, nothing fitted to it): the
-  SqueezeNet energy ratio of the single-threaded program over Cappuccino.
+* the SqueezeNet energy ratio of the single-threaded program over Cappuccino, also
+  in the notes' calibration list and also not fitted; the other phones are
+  predictions, reported by ``validation.cappuccino.report``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from validation.cappuccino import fit as calibration
 from validation.cappuccino import refs
 
 CALIBRATION_TOLERANCE = 15.0
-PREDICTION_TOLERANCE = 50.0
 FITTED_MODES = ("baseline", "parallel")  # the imprecise column is calibration, not fitted
 
 
@@ -47,8 +47,9 @@ def _energy_j(mode: str) -> float:
 
 @check("cappuccino.nexus5.squeezenet1_0.energy_ratio",
        reference=refs.ENERGY_SINGLE_J / refs.ENERGY_CAPPUCCINO_J, unit="x",
-       tolerance_pct=PREDICTION_TOLERANCE,
-       source=refs.SOURCE + ", SqueezeNet energy, single-threaded / Cappuccino (exact mode)",
-       group="cappuccino-predictions", status="prediction")
+       tolerance_pct=CALIBRATION_TOLERANCE,
+       source=refs.SOURCE + ", SqueezeNet energy, single-threaded / Cappuccino (exact mode; "
+       "in the notes' calibration list, nothing fitted to it)",
+       group="cappuccino", status="calibration")
 def _energy_ratio() -> float:
     return _energy_j("baseline") / _energy_j("parallel")
