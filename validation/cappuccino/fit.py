@@ -81,14 +81,15 @@ ART_SPEEDUP = {"dalvik": 1.0, "art": 2.0}
 ROW_RANGE = (0.0, 40.0)
 
 
-def run(soc: str, model: str, mode: str, soc_spec: SocSpec | None = None):
+def run(soc: str, model: str, mode: str | dict, soc_spec: SocSpec | None = None):
     """One inference of ``model`` (a paper's CNN name, run as ``refs.ZOO_MODEL``'s
-    form, or any zoo model) on ``soc`` in a Cappuccino column (performance governor,
-    thermal governor off: the paper's benchmark setting)."""
+    form, or any zoo model) on ``soc`` in a Cappuccino column, or under a policy
+    given as its mapping (performance governor, thermal governor off: the paper's
+    benchmark setting)."""
     spec = ExperimentSpec.model_validate({
         "name": "cappuccino", "soc": soc,
         "workload": {"model": refs.ZOO_MODEL.get(model, model)},
-        "policy": POLICIES[mode], "dvfs": {"governor": "performance"},
+        "policy": POLICIES[mode] if isinstance(mode, str) else mode, "dvfs": {"governor": "performance"},
         "thermal": {"governor": False},
         "outputs": {"timeline": False, "kernels": False, "timeseries": False}})
     return simulate(spec, soc=soc_spec)

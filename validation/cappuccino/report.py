@@ -15,8 +15,6 @@ Run: ``python -m validation.cappuccino.report``.
 
 from __future__ import annotations
 
-from simulator.engine.simulation import simulate
-from simulator.spec.experiment import ExperimentSpec
 from validation.cappuccino import fit, refs
 
 PHONE_NAMES = {"snapdragon800": "Nexus 5", "snapdragon810": "Nexus 6P",
@@ -31,17 +29,6 @@ COMPARED = {"CNNdroid": {"name": "cnndroid"},
                                      "map_major": True}}
 
 
-def run_policy(soc: str, model: str, policy: dict) -> dict:
-    """Latency (s) and energy (J) of one inference of ``model`` under ``policy``."""
-    spec = ExperimentSpec.model_validate({
-        "name": "cappuccino-report", "soc": soc,
-        "workload": {"model": refs.ZOO_MODEL.get(model, model)},
-        "policy": policy, "dvfs": {"governor": "performance"},
-        "thermal": {"governor": False},
-        "outputs": {"timeline": False, "kernels": False, "timeseries": False}})
-    return simulate(spec).metrics
-
-
 def time_table() -> list[tuple[str, str, float, float, float]]:
     """(phone, model, baseline ms, parallel ms, imprecise ms) for every phone and CNN."""
     return [(PHONE_NAMES[soc], model,
@@ -54,7 +41,7 @@ def cnndroid_table() -> list[tuple[str, str, float, float]]:
     rows = []
     for model in MODELS:
         for name, policy in COMPARED.items():
-            metrics = run_policy(CNNDROID_SOC, model, policy)
+            metrics = fit.run(CNNDROID_SOC, model, policy).metrics
             rows.append((model, name, metrics["latency_s"] * 1e3,
                          metrics["energy_per_iteration_j"]))
     return rows
