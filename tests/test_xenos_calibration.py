@@ -51,7 +51,7 @@ def test_the_xenos_checks_simulate_each_configuration_once(monkeypatch):
         return {"vanilla": 3.0, "HO": 2.0, "HO+VO": 1.0}[config]
 
     monkeypatch.setattr(checks.calibration, "latency_s", latency)
-    checks._latency.cache_clear()
+    checks._ho_cuts.cache_clear()
     try:
         assert checks._fpga_ho() == (100.0 * (1 - 2 / 3),) * len(refs.MODELS)
         assert checks._fpga_ho() == (100.0 * (1 - 2 / 3),) * len(refs.MODELS)
@@ -59,4 +59,4 @@ def test_the_xenos_checks_simulate_each_configuration_once(monkeypatch):
         checks._ho()
         assert len(calls) == len(set(calls)) == 2 * 2 * len(refs.MODELS)
     finally:
-        checks._latency.cache_clear()
+        checks._ho_cuts.cache_clear()
