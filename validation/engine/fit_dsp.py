@@ -68,8 +68,8 @@ def fit(soc_name: str = "snapdragon865") -> dict[str, float]:
     reference = np.array([ms for _, ms in cells])
     n_conv = len(refs.CONV_BATCHES) * len(refs.CONV_CLIFF_MS)
     # the 32x32 b4 and b8 cells (rows follow CONV_CLIFF_MS, then CONV_BATCHES)
-    b4 = list(refs.CONV_CLIFF_MS).index(32) * len(refs.CONV_BATCHES) + refs.CONV_BATCHES.index(4)
-    b8 = b4 + 1
+    row = list(refs.CONV_CLIFF_MS).index(32) * len(refs.CONV_BATCHES)
+    b4, b8 = row + refs.CONV_BATCHES.index(4), row + refs.CONV_BATCHES.index(8)
 
     def simulate(x: np.ndarray) -> np.ndarray:
         efficiency, overhead_ms, dram_mbs, slc_mbs = x
