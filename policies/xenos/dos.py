@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from simulator.policy import Placement
 
 from ..rewrite import Rewriter
-from .partition import by_band, extent, fit_parameters, split
+from .partition import by_band, extent, fit_parameters, narrowed, split
 
 POSITION_LOCAL = ("softmax", "layernorm")
 # the steps of a recurrent layer depend on each other: only its outputs split
@@ -93,7 +93,8 @@ def plan_parts(record: dict, cfg: SplitConfig) -> list[list[tuple[list[dict], bo
     out = []
     total_out = max(record["bytes_out"], 1.0)
     for piece in slices:
-        parts = split(piece, cfg.units, _axis(piece, cfg.units, cfg.horizontal))
+        axis = _axis(piece, cfg.units, cfg.horizontal)
+        parts = [narrowed(part, piece, axis) for part in split(piece, cfg.units, axis)]
         chains = []
         for part in parts:
             if cfg.horizontal and part["weight_bytes"] > cfg.budget:

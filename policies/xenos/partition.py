@@ -90,6 +90,20 @@ def split(record: dict, n: int, axis: str) -> list[dict]:
     return by_band(record, n, axis)
 
 
+def narrowed(part: dict, whole: dict, axis: str) -> dict:
+    """``part`` of ``whole`` split along ``axis`` with that axis's shape column
+    (``out_channels``, ``out_h`` or ``out_w``) cut to the part's share of it, so
+    a cost model that looks at a kernel's dimensions (a MAC array's padded
+    lanes, :mod:`simulator.hardware.mac_array`) sees the part's own. The share
+    is the part's fraction of the output (a part with leftover channels
+    computed by rows counts them pro rata)."""
+    column = {"outC": "out_channels", "inH": "out_h", "inW": "out_w"}[axis]
+    if not whole.get(column) or whole["bytes_out"] <= 0:
+        return part
+    share = part["bytes_out"] / whole["bytes_out"]
+    return dict(part, **{column: max(1, round(extent(whole, axis) * share))})
+
+
 def fit_parameters(part: dict, budget: float, channels: int) -> tuple[list[dict], bool]:
     """Split one unit's part so its weights fit ``budget`` bytes of private memory.
 

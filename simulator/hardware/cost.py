@@ -126,6 +126,14 @@ Winograd (``winograd_reduction``, ``r``): a processor whose kernel library runs
 arithmetic for them (the transforms are in the efficiency); memory traffic is
 unchanged. Like ``gemm_half_channels``, only with the processor's own table.
 
+MAC array (a processor's ``mac_array``, ``PP x ICP x OCP``): a fabric
+accelerator computes ``PP`` output positions x ``OCP`` output channels from
+``ICP`` input channels per cycle, so a ``conv``, ``deconv``, ``matmul`` or
+``fc`` kernel reaches its table efficiency times the fraction of lanes its
+dimensions fill (trace columns ``in_channels``, ``out_channels``, ``out_w``,
+else ``out_h``; :mod:`.mac_array`), whatever library costs it: the padding is
+the hardware's.
+
 SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
 useful work (a 3-wide kernel row in 4-wide vectors wastes 1/4); compute
 efficiency is multiplied by ``1 - simd_waste``.
@@ -149,6 +157,7 @@ from dataclasses import dataclass
 from ..ops import OP_KINDS
 from ..spec.soc import ProcessorSpec, SocSpec
 from ..trace import BYTES_PER_ELEMENT
+from .mac_array import ARRAY_OPS, utilisation
 
 # windowed multiply-accumulate kernels whose scalar loops run along kernel rows
 ROW_LOOP_OPS = ("conv", "dwconv", "deconv")
@@ -337,13 +346,15 @@ class CostModel:
              batch: int = 0, kernel: int = 0, stride: int = 0, library: str | None = None,
              fixed_s: float = 0.0, read_stride: float = 0.0, simd_waste: float = 0.0,
              memory_share: float = 1.0, spill: float = 0.0,
-             out_channels: int = 0) -> KernelCost:
+             out_channels: int = 0, in_channels: int = 0, out_h: int = 0,
+             out_w: int = 0) -> KernelCost:
         """Cost of one kernel (sizes in bytes, ``flops`` in operations, ``fixed_s``
         seconds of processor-independent work; ``library`` picks a kernel-library
         table of the processor, if it has one; ``read_stride`` (bytes),
         ``simd_waste``, ``memory_share`` and ``spill`` as in the
         module docstring;
-        ``out_channels`` for the processor's ``gemm_half_channels``, 0 if unknown)."""
+        ``out_channels`` for the processor's ``gemm_half_channels``, 0 if unknown;
+        ``in_channels``, ``out_channels``, ``out_h``, ``out_w`` for its ``mac_array``)."""
         self.check_support(processor, op, precision)
         proc = self.processors[processor]
         lib = proc.libraries.get(library) if library else None
@@ -370,6 +381,8 @@ class CostModel:
         scale_units = 1.0 + (units - 1) * parallel
         if simd_waste > 0:
             efficiency *= max(1e-6, 1.0 - simd_waste)
+        if proc.mac_array is not None and op in ARRAY_OPS:
+            efficiency *= utilisation(proc.mac_array, in_channels, out_channels, out_h, out_w)
         if (op == "conv" and out_channels > 0 and proc.gemm_half_channels > 0
                 and lib is None):
             efficiency *= out_channels / (out_channels + proc.gemm_half_channels)
@@ -482,7 +495,8 @@ class CostModel:
                int(_get(row, "batch")), int(_get(row, "kernel")), int(_get(row, "stride")),
                library, float(_get(row, "fixed_s")), float(_get(row, "read_stride")),
                float(_get(row, "simd_waste")), memory_share, float(_get(row, "spill")),
-               int(_get(row, "out_channels")))
+               int(_get(row, "out_channels")), int(_get(row, "in_channels")),
+               int(_get(row, "out_h")), int(_get(row, "out_w")))
         cost = self._memo.get(key)
         if cost is None:
             cost = self._memo[key] = self.cost(
@@ -490,7 +504,8 @@ class CostModel:
                 bytes_in=key[6], bytes_out=key[7], weight_bytes=key[8], batch=key[9],
                 kernel=key[10], stride=key[11], library=library, fixed_s=key[13],
                 read_stride=key[14], simd_waste=key[15], memory_share=memory_share,
-                spill=key[17], out_channels=key[18])
+                spill=key[17], out_channels=key[18], in_channels=key[19], out_h=key[20],
+                out_w=key[21])
         return cost
 
 

@@ -141,6 +141,20 @@ class BatchPadding(Strict):
     compute: bool = True
 
 
+class MacArray(Strict):
+    """The fixed MAC array of a fabric accelerator: each cycle it computes
+    ``pixels`` output positions x ``out_channels`` output channels from
+    ``in_channels`` input channels (Xilinx DPU B4096: 8 x 16 x 16, PG338). A
+    matrix-product kernel (``conv``, ``deconv``, ``matmul``, ``fc``) whose
+    dimensions are not multiples of these pads the rest
+    (:mod:`simulator.hardware.mac_array`); its efficiency is multiplied by the
+    fraction of lanes it fills."""
+
+    pixels: int = Field(ge=1)
+    in_channels: int = Field(ge=1)
+    out_channels: int = Field(ge=1)
+
+
 class LibrarySpec(Strict):
     """How one kernel library (framework backend) performs on a processor.
 
@@ -293,6 +307,9 @@ class ProcessorSpec(Strict):
             (op ``conv``) with a Winograd algorithm that needs this many times
             fewer multiplications than the direct count the traces hold (Lavin &
             Gray, CVPR'16: F(2x2,3x3) 2.25x, F(4x4,3x3) 4x); 1 (default): direct.
+        mac_array: a fixed MAC array (:class:`MacArray`) whose padded lanes
+            lower the efficiency of matrix-product kernels whose dimensions
+            are not multiples of its parallelism; None: no such padding.
         window_reads_on_chip: the ``(k/s)^2 - 1`` re-reads of a sliding window
             (convolutions, pooling) are served by the nearest level, whatever
             the tensor's size (a GPU's texture cache keeps the few input rows a
@@ -338,6 +355,7 @@ class ProcessorSpec(Strict):
     group_half_channels: float = Field(default=0.0, ge=0)
     im2col_bytes_per_cycle: float = Field(default=0.0, ge=0)
     winograd_reduction: float = Field(default=1.0, ge=1)
+    mac_array: MacArray | None = None
     window_reads_on_chip: bool = False
     dispatch_overhead: Seconds = Field(default=0.0, ge=0)
     op_overhead: dict[str, Seconds] = Field(default_factory=dict)

@@ -1,0 +1,43 @@
+"""How much of a fixed MAC array a matrix-product kernel keeps busy.
+
+A fabric accelerator such as Xilinx's DPUCZDX8G computes, each cycle,
+``pixels`` output positions x ``out_channels`` output channels from
+``in_channels`` input channels (PG338 "Architecture of the DPUCZDX8G": pixel,
+input-channel and output-channel parallelism; B4096 = 8 x 16 x 16). A layer
+whose dimensions are not multiples of these still takes whole array steps: the
+padded lanes compute nothing. So the array's utilisation is
+
+    u = C_in / (ICP ceil(C_in / ICP)) * C_out / (OCP ceil(C_out / OCP))
+        * P / (PP ceil(P / PP))
+
+with ``P`` the output positions along the pixel dimension: the output row
+(``out_w``), or the rows (``out_h``) when the map has one column (a matrix
+product over a sequence, traced as ``out_h`` positions of width 1). A
+3-channel first convolution keeps 3 of 16 input lanes busy (u = 0.1875 on a
+16-channel array); a fully connected layer at batch 1 one of 8 pixel lanes.
+A dimension the trace leaves out (0) is taken as filling the array.
+"""
+
+from __future__ import annotations
+
+import math
+
+# kernels the array computes as matrix products over (positions, in, out channels)
+ARRAY_OPS = ("conv", "deconv", "matmul", "fc")
+
+
+def lane_fill(size: int, lanes: int) -> float:
+    """Fraction of ``lanes`` busy over the ``ceil(size / lanes)`` steps that
+    ``size`` items take (1 when ``size`` is unknown, 0)."""
+    if size <= 0 or lanes <= 1:
+        return 1.0
+    return size / (lanes * math.ceil(size / lanes))
+
+
+def utilisation(array, in_channels: int, out_channels: int, out_h: int, out_w: int) -> float:
+    """Fraction of ``array`` (a :class:`~simulator.spec.processor.MacArray`) busy
+    for a layer of these dimensions (see the module docstring)."""
+    positions = out_w if out_w > 1 else out_h
+    return (lane_fill(in_channels, array.in_channels)
+            * lane_fill(out_channels, array.out_channels)
+            * lane_fill(positions, array.pixels))
