@@ -14,7 +14,10 @@ record with their share of the work and of the bytes each part touches):
 
 The record's shape columns describe the whole operator; parts keep them
 (the cost model uses ``kernel``/``stride`` for window reuse) and scale the
-``flops``, ``bytes_in``, ``bytes_out`` and ``weight_bytes`` columns.
+``flops``, ``bytes_in``, ``bytes_out`` and ``weight_bytes`` columns. The split
+over a board's units (:func:`.dos.plan_parts`) then cuts the split dimension's
+column to each part's share (:func:`narrowed`), which a MAC array's padded lanes
+depend on.
 """
 
 from __future__ import annotations
