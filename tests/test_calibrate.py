@@ -85,6 +85,25 @@ def test_folds_partition_the_models_deterministically():
     assert folds != fengine.folds(models, k=5, seed=1)
 
 
+def test_rows_of_one_model_count_as_the_evidence_they_carry():
+    """The likelihood-ratio test counts independent observations, not rows: a model's
+    rows share its error (issue: the test was optimistic with several rows per model)."""
+    rng = np.random.default_rng(0)
+    start, best = rng.normal(0.2, 0.1, 8), rng.normal(0.0, 0.1, 8)
+    models = [f"m{i}" for i in range(8)]
+    one_each = fengine.likelihood_ratio(start, best, models)
+    assert one_each == pytest.approx(8 * np.log(np.sum(start ** 2) / np.sum(best ** 2)))
+    # the same errors repeated on four settings per model: no more evidence (it was 4x)
+    repeated = fengine.likelihood_ratio(np.repeat(start, 4), np.repeat(best, 4),
+                                        np.repeat(models, 4).tolist())
+    assert repeated == pytest.approx(one_each)
+    # errors independent within a model count (nearly) row by row; one model's rows, once
+    independent = rng.normal(0.0, 0.1, 240)
+    clusters = np.repeat([f"m{i}" for i in range(30)], 8).tolist()
+    assert 0.7 * 240 < fengine.effective_rows(independent, clusters) <= 240
+    assert fengine.effective_rows(independent[:8], ["m0"] * 8) == 1.0
+
+
 def test_fast_model_is_the_engine_at_any_clock():
     soc = load_soc(SOC)
     trace = _trace("mobilenet_v2", "", "inference", 1, "int8", ".")

@@ -47,6 +47,28 @@ def test_the_bundled_table_says_the_papers_models_lose_nothing():
         "m", "a", "imprecise") == 0.1
 
 
+def test_the_caffe_forms_share_their_networks_entry():
+    # the paper's AlexNet and GoogLeNet are the Caffe forms the checks run: an alias each
+    table = load_accuracy()
+    for alias, network in (("alexnet_caffe", "alexnet"), ("googlenet_caffe", "googlenet")):
+        assert table.models[alias] is table.models[network]
+        assert table.loss(alias, "conv1", "imprecise") == 0.0
+
+
+@pytest.mark.parametrize(("aliases", "message"), [
+    ("{alexnet_caffe: vgg16}", "alias of 'vgg16'"),
+    ("{alexnet: alexnet}", "'alexnet' has its own entry"),
+])
+def test_a_bad_alias_names_its_file_and_entry(tmp_path, aliases, message):
+    path = tmp_path / "acc.yaml"
+    path.write_text("models: {alexnet: {default: {imprecise: 0.0}}}\n"
+                    f"aliases: {aliases}\n")
+    with pytest.raises(ConfigError) as info:
+        load_accuracy(path)
+    assert message in str(info.value) and "acc.yaml" in str(info.value)
+    assert "aliases." in str(info.value)
+
+
 def test_a_bad_accuracy_table_names_its_file_and_entry(tmp_path):
     path = tmp_path / "acc.yaml"
     path.write_text("models: {alexnet: {default: {approximate: 0.1}}}\n")

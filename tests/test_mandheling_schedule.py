@@ -14,6 +14,8 @@ import re
 import pytest
 
 from policies.mandheling.co_scheduling import co_schedule
+from policies.mandheling.rescaling import find_groups
+from policies.mandheling.rows import Rewrite
 from policies.mandheling.units import build_units, site_cost
 from policies.mandheling.workload import integer_trace
 from simulator.engine.simulation import Simulation
@@ -44,6 +46,17 @@ def _planned(model: str, library: str, options: dict):
     return sim.policy, job, sim.policy.plan(job)
 
 
+def _priced_shares(policy, job) -> list[float]:
+    """Per rescale group (in the plan's order), the share of batches it rescales in over a
+    whole period: what the co-scheduler priced the site with. Recomputed from the policy's
+    own schedule (seeded by ``scale_seed``: the same draws as the plan's), since the plan
+    keeps only the job's batches."""
+    groups = find_groups(Rewrite(integer_trace(job, policy.algorithm,
+                                               require_dsp_support=True)))
+    layers, _, long_run = policy._rescale_schedule(job, groups)
+    return [float(long_run[layers.index(g.layer)]) for g in groups]
+
+
 def _emitted_estimate(policy, job, plan) -> tuple[float, dict[str, set[str]]]:
     """The emitted plan's serial cost per batch (the DP's objective: kernels at their
     placement, each weighted by how often it runs, a switch where consecutive
@@ -57,10 +70,11 @@ def _emitted_estimate(policy, job, plan) -> tuple[float, dict[str, set[str]]]:
     rows = plan.trace.table.to_dict("records")
     runs = [1.0] * len(rows)
     skip = plan.skip
-    for group, share in enumerate(skip.share):
-        for r in skip.static_rows[group]:
+    for share, static, dynamic in zip(_priced_shares(policy, job), skip.static_rows,
+                                      skip.dynamic_rows):
+        for r in static:
             runs[r] = 1.0 - share
-        for r in skip.dynamic_rows[group]:
+        for r in dynamic:
             runs[r] = share
     cpu_name = next(p.processor for p in plan.placements if p.processor != "dsp")
     total, sides, previous = 0.0, {}, None
@@ -144,5 +158,3 @@ def test_site_cost_weighs_dynamic_and_static_versions_by_the_rescaling_share():
     assert site_cost([1.0, 0.5, 0.5], 1.2, 0.0) == 1.2
     assert site_cost([math.inf, 0.5, 0.5], 1.2, 0.0) == 1.2  # never rescales there
     assert math.isinf(site_cost([math.inf, 0.5, 0.5], 1.2, 0.1))
-    with pytest.raises(ValueError, match="not consecutive"):
-        build_units(5, [(0, 2, 3)], [1.0] * 5, [1.0] * 5, [1.0], [1.0], [1.0], [0.0] * 4)

@@ -178,7 +178,7 @@ class CnnDroid(Policy):
         ids = [rw.emit(copy("repack", record["bytes_in"], padded_in, True), java, deps)]
         ids.append(rw.emit(copy("copy_from", padded_in, padded_in, False), plain, ids[-1:]))
         kernel = dict(record, bytes_in=padded_in, simd_waste=waste)
-        parts, _ = est.best(kernel, rs_sets)
+        parts, _, _ = est.best(kernel, rs_sets)
         if not parts:
             raise ConfigError(f"kernel {name!r} cannot run on the RenderScript processors",
                               path="cpu")

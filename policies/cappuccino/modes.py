@@ -52,8 +52,12 @@ class AccuracyTable:
 def load_accuracy(path: str | Path | None = None) -> AccuracyTable:
     """Read an accuracy table (the bundled ``accuracy.yaml`` by default).
 
+    ``models`` holds one entry per measured network; ``aliases`` (optional) maps other
+    names of a network (the zoo's forms of it) to its entry, which they share.
+
     Raises:
-        ConfigError: unreadable file, unknown mode, or a loss outside [0, 1].
+        ConfigError: unreadable file, unknown mode, a loss outside [0, 1], or an alias
+            naming no entry or naming a model that has its own.
     """
     path = Path(path) if path is not None else ACCURACY_FILE
     raw = read_yaml(path) or {}  # bounded: size, depth, aliases, numbers
@@ -69,6 +73,16 @@ def load_accuracy(path: str | Path | None = None) -> AccuracyTable:
                 if not isinstance(loss, (int, float)) or not 0 <= loss <= 1:
                     raise ConfigError(f"a loss is a fraction in [0, 1]; got {loss!r}",
                                       file=str(path), path=f"models.{model}.{where}.{mode}")
+    models = dict(models)
+    for alias, target in (raw.get("aliases") or {}).items():
+        if alias in models:
+            raise ConfigError(f"{alias!r} has its own entry in models; an alias shares "
+                              "another's", file=str(path), path=f"aliases.{alias}")
+        if target not in models:
+            raise ConfigError(f"alias of {target!r}, which models does not list",
+                              file=str(path), path=f"aliases.{alias}")
+    for alias, target in (raw.get("aliases") or {}).items():
+        models[alias] = models[target]
     return AccuracyTable(models=models, source=str(raw.get("source", "")))
 
 

@@ -11,6 +11,8 @@ on the whole kernel so that the parts finish together.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from simulator.hardware.cost import Unsupported
 from simulator.policy import Job, Placement, PolicyContext
 
@@ -82,12 +84,25 @@ class Estimator:
         seconds = max(self.time(part_record(record, f), p) for p, f in parts)
         return parts, seconds
 
-    def best(self, record: dict, candidates: list[list[Placement]]
-             ) -> tuple[list[tuple[Placement, float]], float]:
-        """The fastest of several candidate processor sets (see :meth:`split`)."""
-        best: tuple[list, float] = ([], INF)
+    def best(self, record: dict, candidates: list[list[Placement]],
+             costed: Callable[[list[Placement]], dict] | None = None
+             ) -> tuple[list[tuple[Placement, float]], float, dict]:
+        """The fastest of several candidate processor sets (see :meth:`split`).
+
+        Args:
+            record: the kernel.
+            candidates: the processor sets.
+            costed: the kernel as costed on a set, when that depends on the set (the
+                Cappuccino policy's idle vector lanes); default ``record`` on every set.
+
+        Returns:
+            (the parts, the seconds of the slowest, the kernel as costed on the fastest
+            set: ``record`` when none can run it).
+        """
+        best: tuple[list, float, dict] = ([], INF, record)
         for placements in candidates:
-            parts, seconds = self.split(record, placements)
+            rec = record if costed is None else costed(placements)
+            parts, seconds = self.split(rec, placements)
             if seconds < best[1]:
-                best = (parts, seconds)
+                best = (parts, seconds, rec)
         return best

@@ -94,22 +94,18 @@ class Cappuccino(Policy):
 
     def _best(self, est: Estimator, record: dict, mode: str,
               sets: list[list[Placement]]) -> tuple[list, float, dict]:
-        """Fastest processor set for ``record`` in ``mode``: (parts, seconds, the
-        record as costed, with its idle vector lanes on that set)."""
-        best: tuple[list, float, dict] = ([], float("inf"), record)
-        for placements in sets:
+        """Fastest processor set for ``record`` in ``mode`` (:meth:`Estimator.best`):
+        (parts, seconds, the record as costed, with its idle vector lanes on that set)."""
+        def costed(placements: list[Placement]) -> dict:
             # a set with CPU cores pays the CPU driver's lane-by-lane math on its
             # whole share (conservative for a mixed set's GPU part: the record is
             # costed once for all its parts)
             on_cpu = any(p.processor.startswith("cpu.") for p in placements)
-            rec = dict(record)
-            rec["simd_waste"] = (simd_waste(record, self.map_major, self.lanes,
-                                            scalar_math=on_cpu)
-                                 if mode == "imprecise" else 0.0)
-            parts, seconds = est.split(rec, placements)
-            if parts and seconds < best[1]:
-                best = (parts, seconds, rec)
-        return best
+            waste = (simd_waste(record, self.map_major, self.lanes, scalar_math=on_cpu)
+                     if mode == "imprecise" else 0.0)
+            return {**record, "simd_waste": waste}
+
+        return est.best(record, sets, costed)
 
     def plan(self, job: Job) -> Plan:
         trace = serialize(job.trace)

@@ -172,7 +172,7 @@ class Mandheling(Policy):
         rows_of = {kid: [trace.index_of[p] for p in parts] for kid, parts in parts_of.items()}
         prepared = residency([s.memory for s in subgraphs], dsp.memory_budget
                              if self.subgraph_reuse else 0.0)
-        skip = _Skips(groups, subgraphs, prepared, rows_of, layers, schedule, long_run)
+        skip = _Skips(groups, subgraphs, prepared, rows_of, layers, schedule)
         self.summary = {
             "dsp_kernels": float(sum(p.processor == DSP for p in placements)),
             "cpu_kernels": float(sum(p.processor != DSP for p in placements)),
@@ -383,16 +383,12 @@ class _Skips:
         static_rows, dynamic_rows: per rescale group, the plan rows of its static and of
             its dynamic version.
         group_layer: per rescale group, the index of its layer in the schedule.
-        share: per rescale group, the fraction (0..1) of batches it rescales in over a
-            period, as the co-scheduler priced it. Read by tests only (to check the emitted
-            plan against the schedule's cost); the policy itself uses ``schedule``.
         schedule: (layers x iterations) booleans: rescale in that batch.
         rescale_fraction: mean of ``schedule`` (1 without layers).
     """
 
     def __init__(self, groups: list[RescaleGroup], subgraphs, prepared: list[set[int]],
-                 rows_of: dict[int, list[int]], layers: list[str], schedule: np.ndarray,
-                 long_run: np.ndarray):
+                 rows_of: dict[int, list[int]], layers: list[str], schedule: np.ndarray):
         def rows(ids) -> frozenset[int]:
             return frozenset(r for kid in ids for r in rows_of[kid])
 
@@ -401,9 +397,6 @@ class _Skips:
         self.static_rows = [rows(g.static) for g in groups]
         self.dynamic_rows = [rows([*g.compute, *g.reduce_max, *g.shift]) for g in groups]
         self.group_layer = [layers.index(g.layer) for g in groups]
-        # per group, the share of batches it rescales in over a period (what the
-        # co-scheduler priced)
-        self.share = [float(long_run[layer]) for layer in self.group_layer]
         self.schedule = schedule
         self.rescale_fraction = float(schedule.mean()) if len(layers) else 1.0
         self._cache: dict[tuple, frozenset[int]] = {}

@@ -98,21 +98,16 @@ def build_units(count: int, sites: list[tuple[int, int, int]], cpu: list[float],
     Args:
         count: records in the chain.
         sites: (operator, ReduceMax, Shift) record indices of each rescaling
-            site, consecutive.
+            site, consecutive (``op``, ``op + 1``, ``op + 2``: the policy's sites come
+            from :func:`.rescaling.find_groups`, which raises on any other; checked
+            there only, where the error can name the kernels).
         cpu, dsp: seconds of each record on each side (the Shift on the DSP as
             it runs there: the re-run on a ``range_retry`` library).
         static_cpu, static_dsp: seconds of each site's static version per side.
         share: share of batches each site rescales in.
         switch: seconds to change processor before record ``i + 1``.
-
-    Raises:
-        ValueError: a site's records are not consecutive.
     """
-    first = {}
-    for index, (op, rmax, shift) in enumerate(sites):
-        if (rmax, shift) != (op + 1, op + 2):
-            raise ValueError(f"rescaling site at record {op} is not consecutive")
-        first[op] = index
+    first = {op: index for index, (op, _, _) in enumerate(sites)}
     spans, unit_cpu, unit_dsp, unit_switch = [], [], [], []
     i = 0
     while i < count:

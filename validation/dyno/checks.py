@@ -27,7 +27,7 @@ from simulator.trace import trace_from_table
 from validation.dyno import refs
 from validation.dyno.client_refs import REFS as CLIENT_REFS
 from validation.dyno.client_refs import ClientRef
-from validation.dyno.fit_clients import LIBRARY, simulated_ms
+from validation.dyno.fit_clients import library, simulated_ms
 from validation.dyno.fit_packing import (
     CPU,
     SOC,
@@ -168,10 +168,9 @@ def _engine_latency_ms(ref: ClientRef) -> float:
     if ref.precision != "fp32":
         trace = trace.with_precision(ref.precision)
     policy = {"name": "single", "processor": ref.processor}
-    # as fitted (fit_clients): a processor without a PyTorch table (the 1080 Ti's refs are
-    # MXNet's) is costed with its own numbers; naming a library it lacks is an input error
-    if LIBRARY in load_soc(ref.soc).processors()[ref.processor].libraries:
-        policy["library"] = LIBRARY
+    lib = library(load_soc(ref.soc), ref.processor)  # as fitted (fit_clients.library)
+    if lib:
+        policy["library"] = lib
     if ref.units:
         policy["cores"] = ref.units
     result = run_trace(ref.soc, trace, policy)

@@ -46,7 +46,7 @@ from validation.dyno.client_refs import HOSTS, REFS, ClientRef
 from workloads.generate import generate_trace
 
 # the kernel library the refs' kernels are costed with (a processor without its table: its
-# own): the one the DynO policies place the model's kernels with
+# own, :func:`library`): the one the DynO policies place the model's kernels with
 LIBRARY = FRAMEWORK
 # Fitted parameters per (soc, processor): (name, lower bound, upper bound). A name is
 # ``dispatch_overhead`` (s), ``parallel_efficiency`` or an efficiency key (``fp16.conv``: a
@@ -59,6 +59,14 @@ PARAMETERS: dict[tuple[str, str], tuple[tuple[str, float, float], ...]] = {
     ("jetson-agx-xavier", "gpu"): (("fp16.conv", 0.02, 1.0), ("dispatch_overhead", 0.0, 2e-3)),
     ("desktop-i7-1080ti", "gpu"): (("conv", 0.02, 1.0), ("dispatch_overhead", 0.0, 2e-3)),
 }
+
+
+def library(soc: SocSpec, processor: str) -> str | None:
+    """The library ``processor``'s refs are costed and fitted with: :data:`LIBRARY` where
+    the processor has that table, else None (its own numbers: the 1080 Ti's refs are
+    MXNet's). The one place of the rule: the fit, its table and the checks' engine runs
+    (where naming a library the processor lacks is an input error) all ask here."""
+    return LIBRARY if LIBRARY in soc.processors()[processor].libraries else None
 
 
 @lru_cache(maxsize=None)
@@ -74,7 +82,8 @@ def with_parameters(soc: SocSpec, processor: str, values: dict[str, float]) -> S
     """A copy of ``soc`` with ``processor``'s parameters replaced by ``values`` (in its
     :data:`LIBRARY` table when it has one, the parallel efficiency in the processor)."""
     proc = soc.processors()[processor]
-    lib = proc.libraries.get(LIBRARY)
+    name = library(soc, processor)
+    lib = proc.libraries[name] if name else None
     update: dict = {}
     kernels: dict = {}  # the update of the library (or of the processor)
     table = dict((lib or proc).efficiency)
@@ -92,7 +101,7 @@ def with_parameters(soc: SocSpec, processor: str, values: dict[str, float]) -> S
     if lib is None:
         update.update(kernels)
     else:
-        update["libraries"] = {**proc.libraries, LIBRARY: lib.model_copy(update=kernels)}
+        update["libraries"] = {**proc.libraries, name: lib.model_copy(update=kernels)}
     new = proc.model_copy(update=update)
     if processor.startswith("cpu."):
         cpus = dict(soc.cpu)
@@ -139,7 +148,8 @@ def simulated_ms(ref: ClientRef, soc: SocSpec | None = None) -> float:
     frequency = proc.opps[-1].frequency
     model = CostModel(soc)
     rows = _rows(ref.model, ref.batch, ref.input_size, ref.precision, ref.width)
-    return sum(model.kernel_cost(ref.processor, units, row, LIBRARY).duration(frequency)
+    lib = library(soc, ref.processor)
+    return sum(model.kernel_cost(ref.processor, units, row, lib).duration(frequency)
                for row in rows) * 1e3
 
 
@@ -153,7 +163,8 @@ def fit(soc_name: str, processor: str) -> dict[str, float]:
              and (many.units or 0) > 1]
     base = load_soc(soc_name)
     proc = base.processors()[processor]
-    lib = proc.libraries.get(LIBRARY)
+    name = library(base, processor)
+    lib = proc.libraries[name] if name else None
 
     def current(name: str) -> float:
         if name == "parallel_efficiency":

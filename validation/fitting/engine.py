@@ -37,8 +37,8 @@ STEP = 1e-3
 # values across its bounds (a factor ~2.2 apart for an efficiency's 1e-4..1)
 SCAN_POINTS = 13
 # ... and fitted if a value fits the rows on its processor better than its start by a
-# likelihood-ratio test: n log(loss_start / loss_best) >= the 95 % point of chi-square
-# with one degree of freedom (Gaussian log errors)
+# likelihood-ratio test: n_eff log(loss_start / loss_best) >= the 95 % point of chi-square
+# with one degree of freedom (Gaussian log errors; n_eff: :func:`effective_rows`)
 LR_THRESHOLD = 3.84
 
 
@@ -71,6 +71,57 @@ def least_squares_log(residuals: Callable[[np.ndarray], np.ndarray], start: Sequ
     result = least_squares(residuals, x0, bounds=(lower, upper),
                            **{"diff_step": 1e-4, **options})
     return result.x
+
+
+def effective_rows(residuals: np.ndarray, clusters: Sequence[str]) -> float:
+    """How many independent observations ``residuals`` (log errors, one per row) are worth
+    when the rows of a cluster (a model: its rows on several settings, its per-op rows)
+    share part of their error.
+
+    The rows of one model are not independent: a kernel the cost model gets wrong is wrong
+    in every row of that model, so ``n`` rows of ``k`` models carry less evidence than ``n``
+    independent ones, and a likelihood-ratio test counting rows is optimistic. Kish's design
+    effect corrects it: ``n_eff = n / (1 + rho (sum m_g^2 / n - 1))`` over the cluster sizes
+    ``m_g``, with ``rho`` the intra-class correlation of the residuals (ANOVA estimator,
+    clipped to [0, 1]). ``rho = 0`` (independent rows) gives ``n``; ``rho = 1`` (every row of a
+    model shares its error) gives ``n^2 / sum m_g^2`` (``k`` for equal sizes: duplicating a
+    model's rows adds no evidence). One cluster, or residuals with no spread, are taken as
+    ``rho = 1`` (nothing shows the rows to be independent).
+    """
+    residuals = np.asarray(residuals, float)
+    n = len(residuals)
+    if n == 0:
+        return 0.0
+    names = list(dict.fromkeys(clusters))
+    position = {c: i for i, c in enumerate(names)}
+    index = np.array([position[c] for c in clusters])
+    sizes = np.bincount(index, minlength=len(names)).astype(float)
+    k = len(names)
+    crowding = float(np.sum(sizes ** 2) / n) - 1.0  # 0 when every cluster has one row
+    if crowding <= 0:
+        return float(n)
+    rho = 1.0
+    if k > 1:
+        means = np.bincount(index, weights=residuals, minlength=k) / sizes
+        between = float(np.sum(sizes * (means - residuals.mean()) ** 2)) / (k - 1)
+        within = (float(np.sum((residuals - means[index]) ** 2)) / (n - k)) if n > k else 0.0
+        m0 = (n - float(np.sum(sizes ** 2)) / n) / (k - 1)
+        denominator = between + (m0 - 1) * within
+        if denominator > 0:
+            rho = min(1.0, max(0.0, (between - within) / denominator))
+    return n / (1.0 + rho * crowding)
+
+
+def likelihood_ratio(start: np.ndarray, best: np.ndarray, clusters: Sequence[str]) -> float:
+    """The likelihood-ratio statistic of a value against the start from the rows' log
+    errors at each (``start``, ``best``): ``n_eff log(loss_start / loss_best)``, the loss
+    the sum of squared log errors and ``n_eff`` the rows' worth in independent
+    observations (:func:`effective_rows`, from the residuals at the best value: the
+    clusters' shared error the value leaves)."""
+    loss_start, loss_best = float(np.sum(start ** 2)), float(np.sum(best ** 2))
+    if loss_best <= 0:
+        return np.inf
+    return effective_rows(best, clusters) * float(np.log(loss_start / loss_best))
 
 
 @dataclass(frozen=True)
@@ -180,8 +231,8 @@ class Problem:
 
         Returns:
             (the best value (the start on ties), the likelihood-ratio statistic of the
-            best against the start: ``n log(loss_start / loss_best)`` over the ``n``
-            rows, the lowest scanned value that predicts every row as the start does
+            best against the start (:func:`likelihood_ratio`: the rows counted as the
+            independent observations they are worth), the lowest scanned value that predicts every row as the start does
             (None: no scanned value other than the start does)).
         """
         mine = [r for r in rows if not param.processors
@@ -194,10 +245,10 @@ class Problem:
         grid = sorted({*np.geomspace(lower, upper, SCAN_POINTS).tolist(), start})
         predicted = {v: self.predict(self.soc_with([*fixed, param], [*values, v]), mine)
                      for v in grid}
-        loss = {v: float(np.sum(np.log(p / measured) ** 2)) for v, p in predicted.items()}
+        errors = {v: np.log(p / measured) for v, p in predicted.items()}
+        loss = {v: float(np.sum(e ** 2)) for v, e in errors.items()}
         best = min(grid, key=lambda v: (loss[v], v != start))
-        statistic = (len(mine) * float(np.log(loss[start] / loss[best]))
-                     if loss[best] > 0 else np.inf)
+        statistic = likelihood_ratio(errors[start], errors[best], [r.group for r in mine])
         alike = [v for v in grid if v != start
                  and np.allclose(predicted[v], predicted[start], rtol=1e-9, atol=0)]
         return best, statistic, (min(alike) if alike else None)
@@ -356,16 +407,14 @@ class Problem:
             soc = self.soc_with([*fixed, param], [*current, at])
             return np.log(self.predict(soc, mine) / measured)
 
-        start = float(np.sum(residuals(np.array([values[j] for j in local]),
-                                       self.start(param)) ** 2))
+        start = residuals(np.array([values[j] for j in local]), self.start(param))
         if local:
             lower, upper = log_bounds([fixed[j] for j in local])
             free = least_squares_log(lambda v: residuals(v, value),
                                      [values[j] for j in local], np.exp(lower), np.exp(upper))
         else:
             free = np.zeros(0)
-        best = float(np.sum(residuals(free, value) ** 2))
-        return len(mine) * float(np.log(start / best)) if best > 0 else np.inf
+        return likelihood_ratio(start, residuals(free, value), [r.group for r in mine])
 
     def _why_insensitive(self, p: Parameter) -> str | None:
         """Why ``p`` moves no measurement when the data plainly do not exercise it

@@ -57,7 +57,22 @@ class Fitter:
 
     def fit(self, models: list[str] | None = None) -> dict[str, float]:
         """Least squares on log(simulated / measured) from the fixed :data:`PARAMS`
-        starts, after the GPU kernel classes (:func:`fit_gpu_ops`) on the same models."""
+        starts, after the GPU kernel classes (:func:`fit_gpu_ops`) on the same models.
+
+        Not :meth:`validation.fitting.Problem.fit`, though both minimise the same sum with
+        :func:`~validation.fitting.least_squares_log`, because the study's fit differs in
+        what its numbers (``socs/snapdragon855.yaml``) were fitted with, which the engine's
+        need not reproduce to their digits:
+
+        * the starts are the study's fixed :data:`PARAMS` values, not the base file's
+          (``Problem.start``), so a fit does not depend on the committed file it rewrites;
+        * its variables are in the study's display units (``Param.scale``: kcycles, us),
+          which moves the optimiser's relative finite-difference steps and stopping point,
+          and its bounds are (0, 1] for fractions and (0, inf) otherwise, not the engine's
+          physical ranges (``validation.fitting.params.KINDS``);
+        * each fold first refits the GPU kernel classes on its own models
+          (:func:`fit_gpu_ops`, per-op rows the end-to-end ``Problem`` does not fit).
+        """
         rows = self.rows(models)
         derived = self.derived if models is None else fit_gpu_ops(self.cal, self.base, models)
         base = self.base if models is None else apply_params(self.base, derived)
@@ -89,7 +104,9 @@ def cross_validate(cal: Calibration, k: int = 5, seed: int = 0,
                    fitter: Fitter | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``k``-fold cross-validation (:func:`validation.fitting.folds`): fit on the other
     folds, predict each fold's models. Every model is predicted exactly once, by a fit
-    that never saw it.
+    that never saw it. The engine's folds, with the study's own fit (:meth:`Fitter.fit`:
+    fixed starts and the GPU kernel classes refitted per fold, which
+    :meth:`validation.fitting.Problem.cross_validate` does not do).
 
     Returns:
         (signed % errors per model and config, fitted parameters per fold).

@@ -135,13 +135,28 @@ def objective(x: np.ndarray, soc: str = refs.SOC) -> float:
     return math.log(low / target[0]) ** 2 + math.log(high / target[1]) ** 2
 
 
+class NotConverged(RuntimeError):
+    """The fit stopped (its iteration cap) before the simplex met its tolerances: the
+    values it reached are not a minimum and must not be written into a board file."""
+
+
 def fit(start: tuple[float, ...] | None = None, soc: str = refs.SOC) -> tuple[float, float]:
     """Nelder-Mead from ``start`` (deterministic); returns (MAC efficiency, DRAM
-    efficiency), the DRAM one the committed board's where it is not fitted."""
+    efficiency), the DRAM one the committed board's where it is not fitted.
+
+    Raises:
+        NotConverged: the simplex did not shrink within ``xatol`` / ``fatol`` in the
+            iterations allowed (the message gives where it stopped).
+    """
     x0 = np.array([math.log(v / (1 - v)) for v in (start or STARTS[soc])])
     result = minimize(objective, x0, args=(soc,), method="Nelder-Mead",
                       options={"xatol": 1e-3, "fatol": 1e-5, "maxiter": 30})
     values = [1.0 / (1.0 + math.exp(-v)) for v in result.x]
+    if not result.success:
+        raise NotConverged(
+            f"the {soc} fit did not converge: {result.message} ({result.nit} iterations, "
+            f"objective {result.fun:.4g}, at {', '.join(f'{v:.4g}' for v in values)}); "
+            "start it nearer the minimum")
     if len(values) == 1:
         values.append(load_soc(soc).memory["dram"].efficiency)
     return tuple(values)
@@ -154,7 +169,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     soc = None
     if args.fit:
-        mac, dram = fit(soc=args.board)
+        try:
+            mac, dram = fit(soc=args.board)
+        except NotConverged as err:
+            raise SystemExit(f"python -m validation.xenos.fit: error: {err}") from None
         dram_fitted = len(STARTS[args.board]) > 1  # the ZCU102's DDR4 fraction is measured
         print(f"fitted: MAC-kernel efficiency {mac:.4g}"
               + (f", DRAM efficiency {dram:.4g}" if dram_fitted
