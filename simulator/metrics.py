@@ -31,22 +31,23 @@ def collect_metrics(env, system, jobs, runners, recorder):
     kernels["duration_s"] = kernels["end_s"] - kernels["start_s"]
     transfers = pd.DataFrame(recorder.transfers, columns=TRANSFER_COLUMNS)
     columns = [dev.sample_columns(final=True) for dev in system.devices.values()]
-    if any(len(codes) for _, codes, _, _ in columns):
+    if any(len(codes) for _, _, codes, _, _ in columns):
         # Columns built once from the devices' arrays (no tuple per value); the
         # names taken from each device's label table by code, in the dtype pandas
-        # infers for strings (a list of a million names cost ~60 bytes a value).
+        # infers for strings (a list of a million names cost ~60 bytes a value),
+        # before the time column exists (a long run's peak is here).
         labels, codes, offset = [], [], 0
-        for _, device_codes, device_labels, _ in columns:
+        for _, _, device_codes, device_labels, _ in columns:
             codes.append(device_codes + offset if offset else device_codes)
             labels.extend(device_labels)
             offset += len(device_labels)
-        names = pd.array(labels, dtype=pd.Series(labels).dtype).take(_join(codes))
+        names = _names(labels, _join(codes))
+        del codes
         # at most one copy of each column (the devices' arrays are views; one
-        # device's are the columns as they are)
-        timeseries = pd.DataFrame({"time_s": _join([c[0] for c in columns]),
-                                   "name": names,
-                                   "value": _join([c[3] for c in columns])},
-                                  copy=False)
+        # device's values are the column as they are)
+        timeseries = pd.DataFrame(
+            {"time_s": _join([np.repeat(c[0], c[1]) for c in columns]),
+             "name": names, "value": _join([c[4] for c in columns])}, copy=False)
     else:
         timeseries = pd.DataFrame([], columns=["time_s", "name", "value"])
 
@@ -110,3 +111,18 @@ def _join(arrays: list[np.ndarray]) -> np.ndarray:
     """The arrays end to end; one array as it is (a long run's series is one
     device's: no second copy of it)."""
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _names(labels: list[str], codes: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """``labels[code]`` for every code, in the dtype pandas infers for the labels.
+
+    An Arrow-backed string dtype takes straight from the codes as they are (uint32,
+    no copy), where pandas' ``take`` copies them to int64 twice on the way (a long
+    run's codes are ~3 MB a copy)."""
+    dtype = pd.Series(labels).dtype
+    table = pd.array(labels, dtype=dtype)
+    if getattr(dtype, "storage", None) == "pyarrow":
+        import pyarrow as pa  # there, since pandas stores these strings with it
+
+        return pd.array(pa.array(table).take(pa.array(codes)), dtype=dtype)
+    return table.take(codes.astype(np.intp))

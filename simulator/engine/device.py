@@ -613,22 +613,23 @@ class Device:
 
     # -- queries ----------------------------------------------------------
     def sample_columns(self, final: bool = False
-                       ) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
-        """The time series so far, one entry per value: times (s), name codes, the
-        names the codes index, and values. Times and values are copies unless
-        ``final`` (the run is over: read-only views, no second copy of a long
-        run's samples; the device then takes no more samples). The codes are
-        read-only views either way (4 bytes a value)."""
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], np.ndarray]:
+        """The time series so far: each sample's time (s) and number of values, one
+        name code and one value per value, and the names the codes index (a value's
+        time is its sample's: ``np.repeat(times, widths)``). Copies unless ``final``
+        (the run is over: read-only views, no second copy of a long run's samples;
+        the device then takes no more samples)."""
         starts = np.frombuffer(self._sample_starts, dtype=np.int64)
         widths = np.diff(starts, append=len(self._sample_values))
-        times = np.repeat(np.frombuffer(self._sample_times, dtype=float), widths)
         if final:
+            times = np.frombuffer(self._sample_times, dtype=float)
             values = np.frombuffer(self._sample_values, dtype=float)
             codes = np.frombuffer(self._sample_codes, dtype=np.uint32)
         else:  # a view would lock the arrays against growing
+            times = np.array(self._sample_times, dtype=float)
             values = np.array(self._sample_values, dtype=float)
             codes = np.array(self._sample_codes, dtype=np.uint32)
-        return times, codes, list(self._labels), values
+        return times, widths, codes, list(self._labels), values
 
     @property
     def total_energy(self) -> float:
