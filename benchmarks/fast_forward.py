@@ -87,9 +87,11 @@ def _convergence_child(index: int, epochs: int | None) -> None:
     exp = ExperimentSpec.model_validate(spec.config)
     wall, cpu = time.perf_counter(), time.process_time()
     sim = Simulation(exp, spec.seed).build().plan().run()
-    metrics = sim.collect().metrics
+    result = sim.collect()
+    metrics = result.metrics
     ff = sim.runners[0].fast_forward
     print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
+                      "series": len(result.timeseries),
                       "leaps": ff.leaps, "leaped": ff.leaped,
                       "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                       "name": spec.config.get("description", str(index)),
@@ -143,7 +145,11 @@ def memory() -> None:
         growth = (full["rss"] - short["rss"]) / short["rss"]
         print(f"  {name:22s} 15 epochs {short['rss']:5.0f} MB   150 epochs "
               f"{full['rss']:5.0f} MB   ({growth:+.1%}; goal flat, < "
-              f"{RSS_GOAL_GROWTH:.0%}: {'ok' if growth < RSS_GOAL_GROWTH else 'above'})")
+              f"{RSS_GOAL_GROWTH:.0%}: {'ok' if growth < RSS_GOAL_GROWTH else 'above'})"
+              f"  time series {short.get('series', 0) / 1e3:.0f} k -> "
+              f"{full.get('series', 0) / 1e3:.0f} k values")
+    print("  (what grows is the time series the outputs ask for, up to its bound of "
+          "2^14 samples a device: ~26 values each, 45 h at 10 s)")
 
 
 def main() -> None:
