@@ -78,8 +78,8 @@ _clock = time.process_time
 RATIO_GOAL = 0.5  # engine kernels/s over raw SimPy steps/s
 IMPORT_GOAL_S = 0.1  # ``import simulator`` (fresh interpreter, minus a bare one)
 # Peak RSS "flat": from 2,000 to 20,000 iterations it grows by less than this fraction
-# of the short run's (what remains is one (start, end) pair per iteration and the time
-# series, not a record per kernel)
+# of the short run's (no record per kernel or per iteration is kept; the time series
+# is bounded: simulator/engine/iterations.py, Device._halve)
 RSS_GOAL_GROWTH = 0.10
 
 

@@ -15,9 +15,14 @@
    not change) and its peak RSS, next to the same run cut to 15 epochs: the
    peak should be flat in the number of batches (no per-kernel record is kept
    when none is asked for).
+3. **Memory** (``--memory``, issue 21 goal 5): the peak RSS of three runs of
+   ``convergence.yaml`` (VGG-11 and ResNet-18 MNN-FP32, ResNet-18 Mandheling)
+   cut to 15 epochs and at the full 150 (10x the batches), each in a fresh
+   process started from this small one (Linux hands a parent's peak RSS down to
+   a child), next to the goal: growth under 10 % of the short run's.
 
 Run: ``python benchmarks/fast_forward.py [--batches 1500] [--policy mnn-fp32]
-[--convergence] [--only-convergence]``.
+[--convergence] [--only-convergence] [--memory]``.
 """
 
 from __future__ import annotations
@@ -31,13 +36,13 @@ import sys
 import time
 from pathlib import Path
 
-from simulator.engine.simulation import Simulation
-from simulator.spec.experiment import ExperimentSpec
-
 
 def run(batches: int, policy: str, fast_forward: bool) -> tuple[dict, float]:
     """(metrics, wall seconds) of one run; with fast-forward the metrics also hold
     ``leaps`` and ``leaped_s`` (limit-cycle periods skipped, simulated s)."""
+    from simulator.engine.simulation import Simulation
+    from simulator.spec.experiment import ExperimentSpec
+
     params = {"name": policy, "cpu_freq": "max"}
     if policy == "mandheling":
         params["start_batch"] = 0
@@ -61,6 +66,8 @@ def run(batches: int, policy: str, fast_forward: bool) -> tuple[dict, float]:
 ACCURACY_GOAL_PCT = 1.0  # fast-forward within this of kernel level (time, energy)
 WALL_GOAL_S = 60.0  # one 150-epoch run of convergence.yaml
 RSS_GOAL_GROWTH = 0.10  # peak RSS, 15 -> 150 epochs
+# The runs of convergence.yaml whose memory --memory measures (by description)
+MEMORY_RUNS = ("VGG-11 MNN-FP32", "ResNet-18 MNN-FP32", "ResNet-18 Mandheling")
 CONVERGENCE = Path(__file__).resolve().parent.parent / "experiments/mandheling/convergence.yaml"
 
 
@@ -69,7 +76,9 @@ def _convergence_child(index: int, epochs: int | None) -> None:
     a JSON line: wall s, CPU s, peak RSS MB, makespan, energy."""
     import yaml
 
+    from simulator.engine.simulation import Simulation
     from simulator.experiment.expand import expand
+    from simulator.spec.experiment import ExperimentSpec
 
     raw = yaml.safe_load(CONVERGENCE.read_text())
     if epochs is not None:
@@ -78,9 +87,11 @@ def _convergence_child(index: int, epochs: int | None) -> None:
     exp = ExperimentSpec.model_validate(spec.config)
     wall, cpu = time.perf_counter(), time.process_time()
     sim = Simulation(exp, spec.seed).build().plan().run()
-    metrics = sim.collect().metrics
+    result = sim.collect()
+    metrics = result.metrics
     ff = sim.runners[0].fast_forward
     print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
+                      "series": len(result.timeseries),
                       "leaps": ff.leaps, "leaped": ff.leaped,
                       "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                       "name": spec.config.get("description", str(index)),
@@ -120,6 +131,27 @@ def convergence() -> None:
           f"shared machine wall time also counts waiting for a core)")
 
 
+def memory() -> None:
+    """Part 3: peak RSS of 15 and 150 epochs of three runs (fresh processes)."""
+    import yaml
+
+    raw = yaml.safe_load(CONVERGENCE.read_text())
+    descriptions = raw["sweep"]["zip"]["description"]
+    print(f"\npeak RSS, {CONVERGENCE.name} cut to 15 epochs and at 150 (10x the batches; "
+          f"outputs {raw['outputs']}):")
+    for name in MEMORY_RUNS:
+        index = next(i for i, d in enumerate(descriptions) if d.startswith(name))
+        short, full = _child(index, 15), _child(index, None)
+        growth = (full["rss"] - short["rss"]) / short["rss"]
+        print(f"  {name:22s} 15 epochs {short['rss']:5.0f} MB   150 epochs "
+              f"{full['rss']:5.0f} MB   ({growth:+.1%}; goal flat, < "
+              f"{RSS_GOAL_GROWTH:.0%}: {'ok' if growth < RSS_GOAL_GROWTH else 'above'})"
+              f"  time series {short.get('series', 0) / 1e3:.0f} k -> "
+              f"{full.get('series', 0) / 1e3:.0f} k values")
+    print("  (what grows is the time series the outputs ask for, up to its bound of "
+          "2^14 samples a device: ~26 values each, 45 h at 10 s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=1500)
@@ -127,6 +159,8 @@ def main() -> None:
     parser.add_argument("--convergence", action="store_true",
                         help="also time every 150-epoch run of convergence.yaml")
     parser.add_argument("--only-convergence", action="store_true")
+    parser.add_argument("--memory", action="store_true",
+                        help="only the peak RSS of 15 vs 150 epochs (three runs)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--epochs", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -135,6 +169,9 @@ def main() -> None:
         return
     if args.only_convergence:
         convergence()
+        return
+    if args.memory:
+        memory()
         return
     exact, exact_wall = run(args.batches, args.policy, False)
     fast, fast_wall = run(args.batches, args.policy, True)

@@ -31,42 +31,44 @@ def collect_metrics(env, system, jobs, runners, recorder):
     kernels["duration_s"] = kernels["end_s"] - kernels["start_s"]
     transfers = pd.DataFrame(recorder.transfers, columns=TRANSFER_COLUMNS)
     columns = [dev.sample_columns(final=True) for dev in system.devices.values()]
-    if any(len(codes) for _, codes, _, _ in columns):
+    if any(len(codes) for _, _, codes, _, _ in columns):
         # Columns built once from the devices' arrays (no tuple per value); the
         # names taken from each device's label table by code, in the dtype pandas
-        # infers for strings (a list of a million names cost ~60 bytes a value).
+        # infers for strings (a list of a million names cost ~60 bytes a value),
+        # before the time column exists (a long run's peak is here).
         labels, codes, offset = [], [], 0
-        for _, device_codes, device_labels, _ in columns:
-            codes.append(device_codes + offset)
+        for _, _, device_codes, device_labels, _ in columns:
+            codes.append(device_codes + offset if offset else device_codes)
             labels.extend(device_labels)
             offset += len(device_labels)
-        names = pd.array(labels, dtype=pd.Series(labels).dtype).take(np.concatenate(codes))
-        # one copy of each column (the devices' arrays are views)
-        timeseries = pd.DataFrame({"time_s": np.concatenate([c[0] for c in columns]),
-                                   "name": names,
-                                   "value": np.concatenate([c[3] for c in columns])},
-                                  copy=False)
+        names = _names(labels, _join(codes))
+        del codes
+        # at most one copy of each column (the devices' arrays are views; one
+        # device's values are the column as they are)
+        timeseries = pd.DataFrame(
+            {"time_s": _join([np.repeat(c[0], c[1]) for c in columns]),
+             "name": names, "value": _join([c[4] for c in columns])}, copy=False)
     else:
         timeseries = pd.DataFrame([], columns=["time_s", "name", "value"])
 
     metrics: dict[str, float] = {}
-    latencies = []
     samples_done = 0
     completed = True
     for job, runner in zip(jobs, runners):
-        times = [end - start for start, end in runner.iteration_times]
-        latencies.extend(times)
-        samples_done += job.samples * len(times)
+        count = len(runner.iteration_times)
+        samples_done += job.samples * count
         # a job stopped at run time by its policy has done what it was to do
-        completed &= len(times) == job.iterations or runner.control.stopped
+        completed &= count == job.iterations or runner.control.stopped
         if len(jobs) > 1:
-            metrics[f"{job.name}.latency_s"] = sum(times) / len(times) if times else float("nan")
+            metrics[f"{job.name}.latency_s"] = (_busy([runner]) / count if count
+                                                else float("nan"))
+    iterations = sum(len(runner.iteration_times) for runner in runners)
     makespan = env.now
-    metrics["latency_s"] = sum(latencies) / len(latencies) if latencies else float("nan")
+    metrics["latency_s"] = _busy(runners) / iterations if iterations else float("nan")
     metrics["makespan_s"] = makespan
     energy = sum(dev.total_energy for dev in system.devices.values())
     metrics["energy_j"] = energy
-    metrics["energy_per_iteration_j"] = energy / len(latencies) if latencies else float("nan")
+    metrics["energy_per_iteration_j"] = energy / iterations if iterations else float("nan")
     metrics["avg_power_w"] = energy / makespan if makespan > 0 else 0.0
     metrics["throughput_per_s"] = samples_done / makespan if makespan > 0 else 0.0
     metrics["peak_temp_c"] = max(dev.peak_temperature() for dev in system.devices.values())
@@ -83,8 +85,7 @@ def collect_metrics(env, system, jobs, runners, recorder):
         for local, freq in dev.min_frequency.items():
             metrics[f"{pre}min_freq_{local}_hz"] = freq
     if any(job.pause_every or job.fast_forward for job in jobs):
-        metrics["active_time_s"] = sum(end - start for runner in runners
-                                       for start, end in runner.iteration_times)
+        metrics["active_time_s"] = _busy(runners)
         metrics["pause_time_s"] = sum(runner.pause_time for runner in runners)
         metrics["energy_pause_j"] = sum(runner.pause_energy for runner in runners)
         metrics["energy_active_j"] = energy - metrics["energy_pause_j"]
@@ -94,3 +95,34 @@ def collect_metrics(env, system, jobs, runners, recorder):
     metrics["completed"] = float(completed)
     return RunResult(metrics=metrics, kernels=kernels, transfers=transfers,
                      timeseries=timeseries)
+
+
+def _busy(runners) -> float:
+    """Seconds the runners' completed iterations took, summed in completion order,
+    job by job: the same float as summing a list of them. One job's is its log's
+    running total; several jobs' logs keep every iteration and are walked (the
+    running totals added up would round differently)."""
+    if len(runners) == 1:
+        return runners[0].iteration_times.busy
+    return sum(end - start for runner in runners for start, end in runner.iteration_times)
+
+
+def _join(arrays: list[np.ndarray]) -> np.ndarray:
+    """The arrays end to end; one array as it is (a long run's series is one
+    device's: no second copy of it)."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _names(labels: list[str], codes: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """``labels[code]`` for every code, in the dtype pandas infers for the labels.
+
+    An Arrow-backed string dtype takes straight from the codes as they are (uint32,
+    no copy), where pandas' ``take`` copies them to int64 twice on the way (a long
+    run's codes are ~3 MB a copy)."""
+    dtype = pd.Series(labels).dtype
+    table = pd.array(labels, dtype=dtype)
+    if getattr(dtype, "storage", None) == "pyarrow":
+        import pyarrow as pa  # there, since pandas stores these strings with it
+
+        return pd.array(pa.array(table).take(pa.array(codes)), dtype=dtype)
+    return table.take(codes.astype(np.intp))

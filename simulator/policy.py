@@ -24,7 +24,7 @@ its decisions, stage breakdowns) and time series (:meth:`PolicyContext.record`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -177,6 +177,14 @@ class Policy:
 
     name: str = ""
     conformance: dict = {"params": {}, "workload": {"model": "lenet5", "batch": 4}}
+    # Whether an overridden :meth:`metrics` reads the run's records
+    # (``result.kernels``, ``result.transfers``, every iteration in
+    # ``iterations``): if so the run keeps a record per kernel, transfer and
+    # iteration even when its outputs write none. A policy whose metrics summarise
+    # only its own plan or decisions says False, so that a long run with no
+    # per-kernel outputs keeps none (issue 21: a 150-epoch run's memory flat in
+    # its batches). A policy that does not override metrics reads none.
+    metrics_read_records: bool = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -222,7 +230,7 @@ class Policy:
         """
         raise NotImplementedError
 
-    def metrics(self, result, iterations: dict[str, list[tuple[float, float]]]
+    def metrics(self, result, iterations: dict[str, Sequence[tuple[float, float]]]
                 ) -> dict[str, float]:
         """Extra metrics of a finished run (decisions, stage breakdowns); none by default.
 
@@ -231,9 +239,12 @@ class Policy:
                 (kernel and transfer records, the engine's metrics). A policy
                 that overrides this method gets the records even when the
                 experiment's outputs write none (``outputs.kernels`` and
-                ``outputs.timeline`` false); others get empty tables then.
+                ``outputs.timeline`` false), unless its
+                ``metrics_read_records`` is False; others get empty tables then.
             iterations: ``(start_s, end_s)`` of each completed iteration per job,
-                in completion order.
+                in completion order (a read-only sequence of pairs:
+                :class:`~simulator.engine.iterations.IterationLog`; with
+                ``metrics_read_records`` False only its length and last pair).
 
         Returns:
             metric name -> value (units in the names); merged into the run's metrics.

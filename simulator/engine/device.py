@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from itertools import repeat
 
 import numpy as np
 import simpy
@@ -42,8 +41,8 @@ from .processor import Processor, Task
 from .storage import Storage
 from .thermal import StepWiseGovernor, ThermalNetwork
 
-# The most time-series samples a device keeps (each ~26 values on a phone, 20
-# bytes a value while running): ~8 MB. A run with more (164 s at the default 10 ms
+# The most time-series samples a device keeps (each ~26 values on a phone, 12
+# bytes a value and 16 a sample while running): ~5 MB. A run with more (164 s at the default 10 ms
 # period, 45 h at 10 s) keeps every 2nd, 4th, ... sample instead (Device._halve):
 # a long run's memory stays flat, and its series still integrates to its energy.
 _MAX_SAMPLES = 2**14
@@ -120,12 +119,13 @@ class Device:
             if spec.storage.load_bandwidth is not None:
                 self.components.append("model_load")
         self.energy = dict.fromkeys(self.components, 0.0)  # J, cumulative
-        # The time series as three columns (time, name, value), grown per sample and
-        # turned into a table once (:meth:`sample_columns`): 20 bytes a value (the
-        # name as a code into a table of labels), where a (time, name, value)
-        # tuple per value cost ~110 (a long run's samples are most of its memory).
-        self._sample_times = array("d")  # s
-        self._sample_codes = array("I")  # index into self._labels
+        # The time series as columns (name, value per value; time per sample), grown
+        # per sample and turned into a table once (:meth:`sample_columns`): 12 bytes
+        # a value (the name as a code into a table of labels) and 16 a sample, where
+        # a (time, name, value) tuple per value cost ~110 (a long run's samples are
+        # most of its memory).
+        self._sample_times = array("d")  # s, one per sample
+        self._sample_codes = array("I")  # index into self._labels, one per value
         self._sample_values = array("d")
         # Bounded: at most _MAX_SAMPLES samples are kept; past that, neighbours are
         # merged in pairs and only every ``_sample_skip``-th due sample is taken
@@ -546,7 +546,7 @@ class Device:
             self._sampled_at = now
         self._sample_starts.append(len(self._sample_values))
         self._sample_values.extend(values)
-        self._sample_times.extend(repeat(now, len(values)))
+        self._sample_times.append(now)
         if len(self._sample_starts) > _MAX_SAMPLES:
             self._halve()
 
@@ -554,45 +554,54 @@ class Device:
         """Merge the samples after the first in pairs (the later one's time,
         temperatures and levels; the pair's mean power, weighted by their
         periods, so the series still integrates to the energy) and take every
-        other due sample from now on: the effective sample period doubles."""
+        other due sample from now on: the effective sample period doubles.
+
+        In place: the merged samples overwrite the first half of the columns,
+        which are then cut (a copy of the columns would double a long run's
+        peak memory at every halving)."""
         starts = np.frombuffer(self._sample_starts, dtype=np.int64)
         first, width = int(starts[1]), int(starts[2] - starts[1])
         codes = np.frombuffer(self._sample_codes, dtype=np.uint32)
         body_codes = codes[first:]
-        if len(body_codes) % width or not (
-                body_codes.reshape(-1, width) == body_codes[:width]).all():
+        same = (len(body_codes) % width == 0
+                and (body_codes.reshape(-1, width) == body_codes[:width]).all())
+        power_codes = {*self._power_codes.values(), self._power_total_code}
+        power = np.array([int(code) in power_codes for code in body_codes[:width]])
+        del starts, codes, body_codes  # views lock the arrays against resizing
+        if not same:
             # Samples of different layouts (a component attached mid-run; radios are
             # attached at build): keep them all and do not double the period, so
             # the series keeps its resolution (the next sample tries again).
             return
         self._sample_skip *= 2
         self._samples_due = 0
+        rows = self._merge_pairs(first, width, power)
+        # every kept sample has the layout of the first merged one: codes and
+        # offsets of the first ``rows`` are already right
+        del self._sample_values[first + rows * width:]
+        del self._sample_codes[first + rows * width:]
+        del self._sample_times[1 + rows:]
+        del self._sample_starts[1 + rows:]
+
+    def _merge_pairs(self, first: int, width: int, power: np.ndarray) -> int:
+        """:meth:`_halve`'s arithmetic on views of the columns (gone on return):
+        samples ``2i+1, 2i+2`` become sample ``i+1`` (an odd one out is kept as
+        is); returns the number of samples after the first."""
         values = np.frombuffer(self._sample_values, dtype=float)
         times = np.frombuffer(self._sample_times, dtype=float)
         body = values[first:].reshape(-1, width)
-        at = times[first::width]  # each sample's time (s)
-        period = np.diff(np.concatenate([times[:1], at]))  # s since the sample before
+        period = np.diff(times)  # s since the sample before, per sample after the first
         pairs = len(body) // 2
         early, late = body[0:2 * pairs:2], body[1:2 * pairs:2]
         t_early, t_late = period[0:2 * pairs:2, None], period[1:2 * pairs:2, None]
-        power_codes = {*self._power_codes.values(), self._power_total_code}
-        power = np.array([int(code) in power_codes for code in body_codes[:width]])
-        merged = late.copy()
-        merged[:, power] = ((early[:, power] * t_early + late[:, power] * t_late)
-                            / (t_early + t_late))
-        body = np.concatenate([merged, body[2 * pairs:]])
-        at = np.concatenate([at[1:2 * pairs:2], at[2 * pairs:]])
-        new_values = array("d", values[:first].tobytes())
-        new_values.frombytes(body.tobytes())
-        new_times = array("d", times[:first].tobytes())
-        new_times.frombytes(np.repeat(at, width).tobytes())
-        new_codes = array("I", codes[:first].tobytes())
-        new_codes.frombytes(np.tile(body_codes[:width], len(body)).tobytes())
-        del starts, codes, body_codes, values, times  # views lock the arrays
-        self._sample_values, self._sample_times, self._sample_codes = (
-            new_values, new_times, new_codes)
-        self._sample_starts = array("q", range(first, len(new_values), width))
-        self._sample_starts.insert(0, 0)
+        late[:, power] = ((early[:, power] * t_early + late[:, power] * t_late)
+                          / (t_early + t_late))
+        body[:pairs] = late  # an overlapping copy: numpy buffers it
+        body[pairs:pairs + len(body) - 2 * pairs] = body[2 * pairs:]
+        at = times[1:]
+        at[:pairs] = at[1:2 * pairs:2]
+        at[pairs:pairs + len(at) - 2 * pairs] = at[2 * pairs:]
+        return pairs + len(body) - 2 * pairs
 
     def _code(self, label: str) -> int:
         """The code of a time-series name (added to the table if new)."""
@@ -604,19 +613,23 @@ class Device:
 
     # -- queries ----------------------------------------------------------
     def sample_columns(self, final: bool = False
-                       ) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
-        """The time series so far, one entry per value: times (s), name codes, the
-        names the codes index, and values. Times and values are copies unless
-        ``final`` (the run is over: read-only views, no second copy of a long
-        run's samples; the device then takes no more samples)."""
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], np.ndarray]:
+        """The time series so far: each sample's time (s) and number of values, one
+        name code and one value per value, and the names the codes index (a value's
+        time is its sample's: ``np.repeat(times, widths)``). Copies unless ``final``
+        (the run is over: read-only views, no second copy of a long run's samples;
+        the device then takes no more samples)."""
+        starts = np.frombuffer(self._sample_starts, dtype=np.int64)
+        widths = np.diff(starts, append=len(self._sample_values))
         if final:
             times = np.frombuffer(self._sample_times, dtype=float)
             values = np.frombuffer(self._sample_values, dtype=float)
+            codes = np.frombuffer(self._sample_codes, dtype=np.uint32)
         else:  # a view would lock the arrays against growing
             times = np.array(self._sample_times, dtype=float)
             values = np.array(self._sample_values, dtype=float)
-        return (times, np.frombuffer(self._sample_codes, dtype=np.uint32).astype(np.intp),
-                list(self._labels), values)
+            codes = np.array(self._sample_codes, dtype=np.uint32)
+        return times, widths, codes, list(self._labels), values
 
     @property
     def total_energy(self) -> float:

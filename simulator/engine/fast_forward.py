@@ -113,7 +113,13 @@ class FastForward:
         self._since = (0.0, 0.0, {})
         self.progress = 0.0  # completed kernels' weight, summed over iterations
         self.current: list[float] = []  # weights of the running iteration's rows
-        self._weights: dict[tuple, list[float]] = {}
+        # Per compiled plan, each row's stand-alone duration at the top OPP (s); the
+        # weights of one set of skipped rows are derived per call, the last one
+        # kept: a policy whose skipped rows vary per batch (Mandheling's rescaling
+        # schedule: ~650 sets in 150 epochs) would otherwise keep a row-long list
+        # per set (~50 kB each at 1,660 rows), growing with the run.
+        self._durations: dict[int, list[float]] = {}
+        self._weights_key: tuple | None = None
         self.steady = False  # see the module docstring
         self._coarse = False  # the sampler took steps longer than a poll since a settle
         self._calm_since = device.env.now  # s: last OPP/cap change or non-replayed time
@@ -161,14 +167,19 @@ class FastForward:
     def weights(self, state, skip: frozenset) -> list[float]:
         """Progress credited per completed row of a compiled plan (sums to 1)."""
         cache_key = (id(state), skip)
-        weights = self._weights.get(cache_key)
-        if weights is None:
-            durations = [0.0 if row in skip else cost.duration(proc.domain.max_frequency)
-                         for row, (cost, proc) in enumerate(zip(state.costs, state.procs))]
-            total = sum(durations) or 1.0
-            weights = self._weights[cache_key] = [d / total for d in durations]
-        self.current = weights
-        return weights
+        if cache_key == self._weights_key:
+            return self.current
+        durations = self._durations.get(id(state))
+        if durations is None:
+            durations = self._durations[id(state)] = [
+                cost.duration(proc.domain.max_frequency)
+                for cost, proc in zip(state.costs, state.procs)]
+        if skip:
+            durations = [0.0 if row in skip else d for row, d in enumerate(durations)]
+        total = sum(durations) or 1.0
+        self._weights_key = cache_key
+        self.current = [d / total for d in durations]
+        return self.current
 
     def begin(self, skip: frozenset) -> None:
         """A kernel-level iteration starts: fine sampler steps, a new segment."""

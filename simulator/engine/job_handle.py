@@ -11,7 +11,7 @@ kernels in flight is described in :mod:`simulator.engine.control`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .control import Pacer
@@ -51,8 +51,12 @@ class JobHandle:
         return self._runner.job.device
 
     @property
-    def iteration_times(self) -> list[tuple[float, float]]:
-        """``(start_s, end_s)`` of every completed iteration so far, in completion order."""
+    def iteration_times(self) -> Sequence[tuple[float, float]]:
+        """``(start_s, end_s)`` of every completed iteration so far, in completion order
+        (a read-only sequence: :class:`~simulator.engine.iterations.IterationLog`).
+        Its length and last pair are always there; earlier pairs only when the
+        policy's metrics read records (:attr:`Policy.metrics_read_records`) or
+        several jobs share the run."""
         return self._runner.iteration_times
 
     @property

@@ -46,6 +46,7 @@ from ..policy import IterationReport, Job, Plan
 from .audit import Audit
 from .control import RunControl
 from .fast_forward import FastForward
+from .iterations import IterationLog
 from .processor import Task
 from .system import System
 
@@ -61,6 +62,8 @@ class JobRunner:
         job: the job.
         plan: placements and priorities, one per kernel row.
         audit: checks every kernel-level iteration (None: no checks, the default).
+        keep_iterations: keep every iteration's start and end (else their count,
+            summed duration and the last: :mod:`simulator.engine.iterations`).
 
     Raises:
         ConfigError: a placement names an unknown processor, asks for more units
@@ -68,13 +71,13 @@ class JobRunner:
     """
 
     def __init__(self, env: simpy.Environment, system: System, job: Job, plan: Plan,
-                 audit: Audit | None = None):
+                 audit: Audit | None = None, keep_iterations: bool = True):
         self.env = env
         self.audit = audit
         self.system = system
         self.job = job
         self.state = _PlanState(system, job, plan, self._resolve)
-        self.iteration_times: list[tuple[float, float]] = []
+        self.iteration_times = IterationLog(keep_iterations)  # (start, end) s, completed
         self.pause_time = 0.0  # s spent in pauses
         self.pause_energy = 0.0  # J the device drew during pauses
         self.fast_forward = (FastForward(system.devices[job.device], job.name)

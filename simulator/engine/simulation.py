@@ -140,10 +140,12 @@ class Simulation:
         self.jobs: list[Job] = build_jobs(self.exp, devices, self.base, self._traces)
         self.policy: Policy = make_policy(dict(self.exp.policy))
         # Per-kernel records are kept only if written or read: by the kernel table or
-        # the timeline, or by a policy's own metrics (which may read result.kernels).
+        # the timeline, or by a policy's own metrics (which may read result.kernels,
+        # unless the policy says they do not).
         outputs = self.exp.outputs
-        self.recorder.keep = (outputs.kernels or outputs.timeline
-                              or type(self.policy).metrics is not Policy.metrics)
+        self._reads_records = (type(self.policy).metrics is not Policy.metrics
+                               and self.policy.metrics_read_records)
+        self.recorder.keep = outputs.kernels or outputs.timeline or self._reads_records
         self.context = PolicyContext(system=self.system, rng=self.rng)
         self.policy.bind(self.context)
         return self
@@ -155,10 +157,15 @@ class Simulation:
             ConfigError: a plan the engine cannot run (path under ``policy``).
         """
         self._enter("plan", "build")
+        # Every iteration's (start, end) is kept for a policy's metrics that read
+        # records, and with several jobs (the mean latency over all of them sums
+        # every iteration in completion order); else only totals and the last.
+        keep = self._reads_records or len(self.jobs) > 1
         for job in self.jobs:
             try:
                 plan = self.policy.plan(job)
-                self.runners.append(JobRunner(self.env, self.system, job, plan, self._audit))
+                self.runners.append(JobRunner(self.env, self.system, job, plan, self._audit,
+                                              keep_iterations=keep))
             except ConfigError as err:
                 raise err.within(prefix="policy") from None
         self.context.attach({job.name: runner for job, runner in zip(self.jobs, self.runners)})
@@ -187,7 +194,7 @@ class Simulation:
         self._enter("collect", "run")
         result = collect_metrics(self.env, self.system, self.jobs, self.runners, self.recorder)
         result.metrics.update(self.policy.metrics(
-            result, {job.name: list(runner.iteration_times)
+            result, {job.name: runner.iteration_times
                      for job, runner in zip(self.jobs, self.runners)}))
         samples = self.context.samples
         if samples:

@@ -1,0 +1,107 @@
+"""A long run keeps no more records than a short one when its outputs ask for no
+per-kernel record (issue 21 goal 5). Counted in rows and objects, not bytes or time:
+``benchmarks/fast_forward.py --memory`` measures the peak RSS."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import kernel, make_trace
+
+from simulator.engine import device as device_module
+from simulator.engine.iterations import IterationLog
+from simulator.engine.simulation import Simulation
+from simulator.spec.experiment import ExperimentSpec
+from simulator.spec.soc import SocSpec
+
+_CAP = 32  # time-series samples a device keeps (patched down from 2^14: both runs hit it)
+
+
+@pytest.fixture
+def hot_soc(tiny_soc_dict) -> SocSpec:
+    """The tiny SoC with a CPU trip low enough to throttle within seconds."""
+    tiny_soc_dict["cpu"]["big"]["opps"] = ["0.5 GHz @ 0.6 V", "1 GHz @ 0.7 V",
+                                           "1.5 GHz @ 0.85 V", "2 GHz @ 1.0 V"]
+    tiny_soc_dict["cpu"]["big"]["power"]["ceff"] = "2 nF"
+    tiny_soc_dict["thermal"]["trips"] = [{"sensor": "cpu", "temperature": "34 C",
+                                          "hysteresis": "1 K", "domains": ["cpu.big"]}]
+    tiny_soc_dict["thermal"]["poll"] = "50 ms"
+    return SocSpec.model_validate(tiny_soc_dict)
+
+
+def _retained(soc: SocSpec, iterations: int) -> dict[str, int]:
+    """What a fast-forwarded, throttling run of ``iterations`` batches still holds
+    at its end, in rows, pairs, samples and states."""
+    trace = make_trace([kernel(i, str(i - 1) if i else "", flops=4e8) for i in range(6)])
+    spec = ExperimentSpec.model_validate({
+        "name": "flat", "soc": "tiny",
+        "policy": {"name": "single", "processor": "cpu.big", "cores": 2},
+        "dvfs": {"governor": "performance"},
+        "workload": {"trace": "<memory>", "iterations": iterations, "fast_forward": True,
+                     "pause": {"every": iterations // 4, "duration": "5 s"}},
+        "outputs": {"timeline": False, "kernels": False, "sample_period": "1 s"}})
+    sim = Simulation(spec, traces={0: trace}, soc=soc).build().plan().run()
+    metrics = sim.collect().metrics
+    runner, (device,) = sim.runners[0], sim.system.devices.values()
+    log = runner.iteration_times
+    assert len(log) == iterations and metrics["kernels"] > 0  # the run did its work
+    return {"kernel rows": len(sim.recorder.tasks),
+            "transfer rows": len(sim.recorder.transfers),
+            "iteration pairs": len(log) if log.kept else 0,
+            "samples": len(device._sample_starts),
+            "fast-forward states": len(runner.fast_forward.records),
+            # at most one record per (cap, OPP) of every domain
+            "states possible": math.prod(len(d.frequencies) ** 2
+                                         for d in device.domains.values()),
+            "replayed": int(metrics["replayed_iterations"])}
+
+
+def test_a_ten_times_longer_run_keeps_no_more_records(hot_soc, monkeypatch):
+    monkeypatch.setattr(device_module, "_MAX_SAMPLES", _CAP)
+    short, long = _retained(hot_soc, 400), _retained(hot_soc, 4000)
+    assert long["replayed"] > 3000  # most batches fast-forwarded: the case at stake
+    for what in ("kernel rows", "transfer rows", "iteration pairs"):
+        assert short[what] == long[what] == 0, what
+    # bounded: the series at its cap (merged in pairs past it), one record per
+    # DVFS state visited
+    assert short["samples"] > _CAP // 2 and long["samples"] <= _CAP + 1
+    assert long["fast-forward states"] <= long["states possible"]
+
+
+def test_an_iteration_log_without_pairs_keeps_count_sum_and_last():
+    spans = [(0.0, 0.1), (0.1, 0.35), (0.35, 0.36), (1.0, 1.7)]
+    kept, totals = IterationLog(keep=True), IterationLog(keep=False)
+    for span in spans:
+        kept.append(span)
+        totals.append(span)
+    assert list(kept) == spans and kept[1] == spans[1] and kept[-2:] == spans[-2:]
+    assert len(totals) == len(kept) == 4
+    assert totals[-1] == kept[-1] == spans[-1]
+    # the same float as a sum over a list of durations (the metrics' latency_s)
+    assert totals.busy == kept.busy == sum(end - start for start, end in spans)
+    assert not math.isclose(totals.busy, 0.0)
+    with pytest.raises(LookupError, match="metrics_read_records"):
+        totals[0]
+    with pytest.raises(LookupError):
+        list(totals)
+    with pytest.raises(IndexError):
+        kept[4]
+
+
+def test_mandheling_keeps_no_kernel_record_its_metrics_do_not_read():
+    """Mandheling overrides ``metrics`` (its plan's shape) but reads no records: with
+    no per-kernel outputs its runs keep none, and every metric is the same."""
+    def go(kernels: bool):
+        spec = ExperimentSpec.model_validate({
+            "name": "m", "soc": "snapdragon888", "policy": {"name": "mandheling"},
+            "workload": {"model": "lenet5", "mode": "training", "batch": 8,
+                         "iterations": 3},
+            "outputs": {"timeline": False, "kernels": kernels, "sample_period": "1 s"}})
+        sim = Simulation(spec).build().plan().run()
+        return sim, sim.collect().metrics
+
+    (kept, with_records), (lean, without) = go(True), go(False)
+    assert len(kept.recorder.tasks) == with_records["kernels"] > 0
+    assert len(lean.recorder.tasks) == 0 and not lean.runners[0].iteration_times.kept
+    assert with_records == without
