@@ -45,6 +45,27 @@ def test_fast_forward_agrees_with_kernel_level_simulation_while_throttling(hot_s
     assert fast["peak_temp_c"] == pytest.approx(exact["peak_temp_c"], abs=0.5)
 
 
+def test_a_replay_entering_an_unknown_state_hands_the_rest_to_kernel_level(hot_soc):
+    """On the way down the caps, replays enter states with no record: kernel level
+    takes over there, from the kernel the replay had reached, part-way through it,
+    instead of holding the old state's rates to the end of the iteration (which
+    drifted). A chain of equal kernels on one processor progresses linearly, so
+    the hand-over is exact and the run is kernel level's to rounding."""
+    exact = _run(hot_soc, _chain(), False).metrics
+    result = run(hot_soc, _chain(), {"name": "single", "processor": "cpu.big", "cores": 2},
+                 workload={"trace": "<memory>", "iterations": 400, "fast_forward": True},
+                 outputs={"timeline": False, "kernels": True, "sample_period": "50 ms"})
+    fast = result.metrics
+    rows = result.kernels.groupby("iteration")["row"].apply(sorted)
+    # part iterations: their first rows were replayed, the rest ran at kernel level
+    resumed = rows[rows.apply(lambda r: r[0] > 0)]
+    assert len(resumed) >= 2
+    assert all(r == list(range(r[0], 6)) for r in resumed)
+    assert fast["replayed_iterations"] > 300
+    for metric in ("makespan_s", "energy_j"):
+        assert fast[metric] == pytest.approx(exact[metric], rel=1e-6), metric
+
+
 def test_pauses_idle_the_device_and_are_not_active_time(tiny_soc):
     metrics = _run(tiny_soc, _chain(), True, iterations=40,
                    pause={"every": 10, "duration": "2 s"}).metrics

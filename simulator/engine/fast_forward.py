@@ -68,6 +68,7 @@ import numpy as np
 from .device import Device
 from .limit_cycle import CycleLog
 from .lookahead import LookAhead
+from .schedule import Schedule
 
 _ENOUGH = 1.0  # iterations' worth of recorded progress before a state is replayed
 # Steady-state test (see the module docstring). _QUIET_S: 40 polls of Android's
@@ -76,6 +77,24 @@ _ENOUGH = 1.0  # iterations' worth of recorded progress before a state is replay
 # it, so this only decides when the sampler may stop polling every poll period.
 _QUIET_S = 10.0  # s of replay without an OPP or cap change
 _GAP_K = 0.5  # K, largest distance of any node from the fixed point
+
+
+# SimPy has no public way to move the clock or withdraw an event, which a leap over
+# whole periods needs (FastForward._leap). These two helpers are the only use of
+# SimPy's private API: ``env._queue``, a heap of (time, priority, id, event)
+# entries, and ``env._now``. setup.cfg pins simpy to the 4.1 series for them.
+def _horizon(env, owner) -> float:
+    """Time (s) of the next queued event not owned by ``owner`` (``ff_owner``)."""
+    return min((entry[0] for entry in env._queue
+                if getattr(entry[3], "ff_owner", None) is not owner), default=math.inf)
+
+
+def _jump(env, owner, to: float) -> None:
+    """Withdraw ``owner``'s queued events and move the clock to ``to`` (s)."""
+    queue = [entry for entry in env._queue if getattr(entry[3], "ff_owner", None) is not owner]
+    heapq.heapify(queue)
+    env._queue[:] = queue
+    env._now = to
 
 
 class _Record:
@@ -114,6 +133,9 @@ class FastForward:
         self.progress = 0.0  # completed kernels' weight, summed over iterations
         self.current: list[float] = []  # weights of the running iteration's rows
         self._weights: dict[tuple, list[float]] = {}
+        # per (id of a compiled plan, skipped rows): a schedule, or the log of one
+        self._schedules: dict[tuple, Schedule] = {}
+        self._logs: dict[tuple, list] = {}
         self.steady = False  # see the module docstring
         self._coarse = False  # the sampler took steps longer than a poll since a settle
         self._calm_since = device.env.now  # s: last OPP/cap change or non-replayed time
@@ -138,9 +160,6 @@ class FastForward:
         self._cycle_skip: frozenset | None = None  # the skipped rows the log is about
         self._completed = 0
         self._changed = False
-        # Set by the job runner before each replay: how many iterations after the
-        # current one a leap may complete (same skipped rows, no pause between).
-        self.budget: Callable[[], int] | None = None
         self.leaps = 0  # whole-period skips
         self.leaped = 0.0  # s skipped by them
         device.tick_hook = self._watch
@@ -170,17 +189,42 @@ class FastForward:
         self.current = weights
         return weights
 
-    def begin(self, skip: frozenset) -> None:
-        """A kernel-level iteration starts: fine sampler steps, a new segment."""
+    def schedule(self, state, skip: frozenset) -> Schedule | None:
+        """The schedule of the first whole kernel-level iteration of plan ``state``
+        skipping ``skip``, if one ran."""
+        key = (id(state), skip)
+        schedule = self._schedules.get(key)
+        if schedule is None:
+            start, log = self._logs.get(key, (0.0, None))
+            if log is None or len(log) != len(state.costs) - len(skip):
+                return None  # none yet, or one cut short (aborted)
+            schedule = self._schedules[key] = Schedule(start, log)
+            del self._logs[key]
+        return schedule
+
+    def log(self, state, skip: frozenset) -> list | None:
+        """While no :meth:`schedule` is known, a list for a kernel-level iteration
+        starting now to fill with ``(row, start s, end s)`` as its kernels end."""
+        if self.schedule(state, skip) is not None:
+            return None
+        log: list = []
+        self._logs[(id(state), skip)] = (self.device.env.now, log)
+        return log
+
+    def begin(self, skip: frozenset, record: bool = True) -> None:
+        """A kernel-level iteration starts: fine sampler steps, and a new segment
+        unless ``record`` is False (the rest of a cut replay: :meth:`resume_point`)."""
         self.boundary()
         self.device.stride = 1
-        self._skip = skip
-        self._open()
+        if record:
+            self._skip = skip
+            self._open()
 
     def end(self) -> None:
         """The kernel-level iteration ended: credit its last segment."""
-        self._close()
-        self._skip = None
+        if self._skip is not None:
+            self._close()
+            self._skip = None
 
     def _open(self) -> None:
         self._key = self.key(self._skip)
@@ -273,18 +317,14 @@ class FastForward:
         and the next foreign event allow: move the clock, account the device,
         credit the iterations completed meanwhile to the replay in progress."""
         replay, env = self._replay, self.device.env
-        if replay.progress_now() >= 1.0 or replay.done.triggered or self.budget is None:
+        replay.decide()  # a state with no record met at this mark's poll
+        if replay.progress_now() >= 1.0 or replay.done.triggered:
             return False  # (an iteration about to end: its timer ends it first)
         now = env.now
-        # SimPy's queue (private: SimPy has no public way to move the clock or
-        # withdraw an event; setup.cfg pins simpy to the 4.1 series whose layout,
-        # (time, priority, id, event) entries and ``_now``, this relies on):
-        # everything but this replay's own timers bounds the leap, so the rest of
+        # Everything but this replay's own timers bounds the leap, so the rest of
         # the simulation sees no difference.
-        horizon = min((entry[0] for entry in env._queue
-                       if getattr(entry[3], "ff_owner", None) is not self),
-                      default=math.inf)
-        budget = self.budget()
+        horizon = _horizon(env, self)
+        budget = replay.budget()
 
         def periods_for(period: float, gain: float, progress_now: float) -> int:
             fraction = progress_now - math.floor(progress_now)
@@ -296,11 +336,7 @@ class FastForward:
         leap = self.cycles.extrapolate(start, periods_for, self.device.sample_every)
         if leap is None:
             return False
-        queue = [entry for entry in env._queue
-                 if getattr(entry[3], "ff_owner", None) is not self]
-        heapq.heapify(queue)
-        env._queue[:] = queue
-        env._now = now + leap.time
+        _jump(env, self, now + leap.time)
         self.device.leap(leap.time, leap.ticks, leap.energy, leap.samples)
         completed = len(leap.ends)
         replay.leap(leap.ends, progress + leap.progress - self._completed - completed)
@@ -390,13 +426,22 @@ class FastForward:
         return [*ends[:count - 1], env.now]
 
     # -- replay -----------------------------------------------------------
-    def replay(self, key: tuple):
+    def replay(self, key: tuple, state, budget: Callable[[], int]):
         """SimPy generator (``yield from``): one iteration at the recorded rates (and
         the whole periods of a limit cycle, if one is recognised meanwhile).
 
+        Args:
+            key: the iteration's state (:meth:`key`), known.
+            state: the job's compiled plan (its rows and their weights).
+            budget: how many iterations after the current one a leap may complete
+                now (same skipped rows, no pause between; 0: none).
+
         Returns:
-            the end time (s) of every iteration completed: more than one if a
-            leap skipped whole periods.
+            ``(ends, cut)``: the end time (s) of every iteration completed (more
+            than one if a leap skipped whole periods) and None; or, if the
+            iteration entered a state with no record, the ends of those a leap
+            completed and where the one in progress got to
+            (:meth:`resume_point`): the job runs the rest at kernel level, from now.
         """
         device = self.device
         device.stride = self.stride
@@ -404,7 +449,7 @@ class FastForward:
         if key[1] != self._cycle_skip:  # other rates: the log is about other iterations
             self.cycles.clear()
             self._cycle_skip = key[1]
-        replay = self._replay = _Replay(self, key)
+        replay = self._replay = _Replay(self, key, state, budget)
         for domain in device.domains.values():
             domain.listeners.append(replay.on_change)
         yield replay.done
@@ -414,8 +459,30 @@ class FastForward:
             proc.release()
         device.replaying = False
         self._replay = None
+        if replay.cut is not None:
+            return replay.ends, replay.cut
         self.replayed += 1
-        return [*replay.ends, device.env.now]
+        return [*replay.ends, device.env.now], None
+
+    def resume_point(self, state, skip: frozenset,
+                     progress: float) -> tuple[frozenset, dict[int, float]]:
+        """Where kernel level takes over an iteration cut ``progress`` (iterations)
+        into its replay: the rows done and the done fraction of each row running
+        (:meth:`Schedule.at`; without a schedule, the rows in order while their
+        weights add up to at most ``progress``, and the next part-way)."""
+        schedule = self.schedule(state, skip)
+        if schedule is not None:
+            return schedule.at(progress)
+        weights, total = self.weights(state, skip), 0.0
+        done: list[int] = []
+        for row in range(len(weights)):
+            if row in skip:
+                continue
+            if total + weights[row] > progress:
+                return frozenset(done), {row: (progress - total) / weights[row]}
+            total += weights[row]
+            done.append(row)
+        return frozenset(done), {}
 
     def _cumulative(self) -> dict[str, tuple[float, float, float, float]]:
         return {local: proc.cumulative() for local, proc in self.device.processors.items()}
@@ -433,16 +500,21 @@ class FastForward:
 
 
 class _Replay:
-    """One replayed iteration in progress: its progress, re-timed on state changes."""
+    """One replayed iteration in progress: its progress, re-timed on state changes,
+    cut when it enters a state with no record."""
 
-    def __init__(self, ff: FastForward, key: tuple):
+    def __init__(self, ff: FastForward, key: tuple, state, budget: Callable[[], int]):
         self.ff = ff
         self.skip = key[1]
+        self.state = state
+        self.budget = budget
         self.env = ff.device.env
         self.done = self.env.event()
         self.progress = 0.0
         self.generation = 0
         self.ends: list[float] = []  # iterations a leap completed (s)
+        self.cut: tuple | None = None  # where it entered an unknown state (resume_point)
+        self._deciding = False  # a decide() is pending
         self._apply(ff.records[key])
 
     def _apply(self, record: _Record) -> None:
@@ -482,7 +554,9 @@ class _Replay:
         self._arm()
 
     def on_change(self, before: bool) -> None:
-        """Domain listener: settle progress before an OPP change, re-time after it."""
+        """Domain listener: settle progress before an OPP change; after it, go on at
+        the new state's rates, or, if the state has no record, decide once every
+        domain the same poll moves has moved (:meth:`decide`)."""
         if self.done.triggered:
             return
         if before:
@@ -493,3 +567,28 @@ class _Replay:
         key = self.ff.key(self.skip)
         if self.ff.known(key):
             self._apply(self.ff.records[key])
+        elif not self._deciding:
+            # A poll moves domains one at a time (a trip caps two clusters): the
+            # state between is no state the device runs in, the one after may be
+            # known. The event runs after the poll, at the same time.
+            self._deciding = True
+            event = self.env.timeout(0.0)
+            event.ff_owner = self.ff  # a leap decides first (FastForward._leap)
+            event.callbacks.append(self.decide)
+
+    def decide(self, _event=None) -> None:
+        """After a poll that left the replay in a state with no record: go on at the
+        state's rates if it has one now, else end the replay here: holding the old
+        state's rates would be a guess, so kernel level takes over the rest of the
+        iteration (:meth:`FastForward.resume_point`)."""
+        if not self._deciding:  # decided already (by a leap)
+            return
+        self._deciding = False
+        if self.done.triggered:
+            return
+        ff, key = self.ff, self.ff.key(self.skip)
+        if ff.known(key):
+            self._apply(ff.records[key])
+        elif self.progress < 1.0:  # (else its timer ends it now)
+            self.cut = ff.resume_point(self.state, self.skip, self.progress)
+            self.done.succeed()
