@@ -193,10 +193,10 @@ def test_a_steady_device_replays_blocks_that_agree_with_kernel_level_simulation(
     blocks = []
     original = FastForward.replay_block
 
-    def counted(self, skips, watchers=None):
-        ends = yield from original(self, skips, watchers)
+    def counted(self, skips, state, watchers=None):
+        ends, cut = yield from original(self, skips, state, watchers)
         blocks.append(len(ends))
-        return ends
+        return ends, cut
 
     monkeypatch.setattr(FastForward, "replay_block", counted)
     workload = {"iterations": 3000, "pause": {"every": 1000, "duration": "20 s"}}

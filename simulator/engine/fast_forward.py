@@ -28,9 +28,13 @@ batch would take hours. A job with ``fast_forward`` instead learns, per
   step per thermal poll instead of one per thermal step (the power is
   constant, so the longer step is still exact).
 * When the state changes during a replay, the replay goes on at the new
-  state's rates if that state is known, else at the old ones until the
-  iteration ends; the next iteration then starts in an unknown state and runs
-  at kernel level, which records it.
+  state's rates if that state is known. If it is not (once every domain the
+  poll moves has moved: :meth:`_Replay.decide`), the replay ends there and the
+  job runs the rest of the iteration at kernel level, from the point of the
+  iteration the replay's progress stands for (:mod:`simulator.engine.schedule`):
+  holding the old state's rates to the iteration's end overshot every step of a
+  throttling descent (issue 21). The kernel-level rest records the new state,
+  and so do the next iterations until it is known.
 
 So a steady run (a DSP at a fixed clock, a phone that never throttles) is
 simulated kernel by kernel once per state and repeated, and a throttling one
@@ -97,8 +101,8 @@ def _jump(env, owner, to: float) -> None:
     env._now = to
 
 
-class _Record:
-    """What the kernel-level segments of one state did, summed."""
+class _Sums:
+    """Time, progress and per-processor work summed over segments."""
 
     __slots__ = ("time", "progress", "work")
 
@@ -107,10 +111,34 @@ class _Record:
         self.progress = 0.0  # iterations
         self.work = {local: [0.0, 0.0, 0.0, 0.0] for local in processors}
 
+
+class _Record:
+    """What the kernel-level segments of one state did, summed: apart, the
+    segments that were a whole iteration (each a measurement of the state's
+    iteration) and those that were a part of one (their progress weighs kernels
+    by their stand-alone durations at the top OPPs: an estimate, off where kernels
+    run side by side or scale unlike the rest). The rates are the wholes' once
+    there is one, the parts' until then."""
+
+    __slots__ = ("whole", "part")
+
+    def __init__(self, processors: list[str]):
+        self.whole = _Sums(processors)
+        self.part = _Sums(processors)
+
+    @property
+    def seen(self) -> float:
+        """Recorded progress, wholes and parts (iterations)."""
+        return self.whole.progress + self.part.progress
+
+    def best(self) -> _Sums:
+        return self.whole if self.whole.progress > 0 else self.part
+
     def rates(self) -> dict[str, tuple[float, float, float, float]]:
         """Per processor: dynamic power (W), busy units, busiest-core busy
         fraction, DRAM traffic (B/s)."""
-        return {local: tuple(v / self.time for v in work) for local, work in self.work.items()}
+        best = self.best()
+        return {local: tuple(v / best.time for v in work) for local, work in best.work.items()}
 
 
 class FastForward:
@@ -128,6 +156,7 @@ class FastForward:
         self.stride = max(1, round(device.spec.thermal.poll / device.step))
         self.replayed = 0
         self._skip: frozenset | None = None  # set while an iteration runs at kernel level
+        self._whole = False  # the open segment is a whole iteration's so far
         self._key: tuple | None = None
         self._since = (0.0, 0.0, {})
         self.progress = 0.0  # completed kernels' weight, summed over iterations
@@ -174,7 +203,7 @@ class FastForward:
     def known(self, key: tuple) -> bool:
         """Whether ``key`` has enough recorded progress to be replayed."""
         record = self.records.get(key)
-        return record is not None and record.progress >= _ENOUGH and record.time > 0
+        return record is not None and record.seen >= _ENOUGH and record.best().time > 0
 
     # -- kernel-level iterations ------------------------------------------
     def weights(self, state, skip: frozenset) -> list[float]:
@@ -211,20 +240,20 @@ class FastForward:
         self._logs[(id(state), skip)] = (self.device.env.now, log)
         return log
 
-    def begin(self, skip: frozenset, record: bool = True) -> None:
-        """A kernel-level iteration starts: fine sampler steps, and a new segment
-        unless ``record`` is False (the rest of a cut replay: :meth:`resume_point`)."""
+    def begin(self, skip: frozenset, whole: bool = True) -> None:
+        """A kernel-level iteration starts: fine sampler steps, a new segment (a
+        whole iteration's, unless a state change splits it or ``whole`` is False:
+        the rest of a cut replay, :meth:`resume_point`)."""
         self.boundary()
         self.device.stride = 1
-        if record:
-            self._skip = skip
-            self._open()
+        self._skip = skip
+        self._whole = whole
+        self._open()
 
     def end(self) -> None:
         """The kernel-level iteration ended: credit its last segment."""
-        if self._skip is not None:
-            self._close()
-            self._skip = None
+        self._close()
+        self._skip = None
 
     def _open(self) -> None:
         self._key = self.key(self._skip)
@@ -235,10 +264,12 @@ class FastForward:
         record = self.records.get(self._key)
         if record is None:
             record = self.records[self._key] = _Record(list(before))
-        record.time += self.device.env.now - start
-        record.progress += self._progress_now() - progress
+        sums = record.whole if self._whole else record.part
+        self._whole = False
+        sums.time += self.device.env.now - start
+        sums.progress += self._progress_now() - progress
         for local, after in self._cumulative().items():
-            work = record.work[local]
+            work = sums.work[local]
             for i, (a, b) in enumerate(zip(after, before[local])):
                 work[i] += a - b
 
@@ -357,18 +388,21 @@ class FastForward:
             self.device.settle()
             self._coarse = False
 
-    def replay_block(self, skips: list[frozenset], watchers: list | None = None):
+    def replay_block(self, skips: list[frozenset], state, watchers: list | None = None):
         """SimPy generator (``yield from``): replay one known iteration per entry of
         ``skips`` (rows skipped by each) back to back, at the current state.
 
         Args:
+            state: the job's compiled plan.
             watchers: the job's :attr:`RunControl.watchers`: a policy's change of the
                 run (suspend, stop, abort, reshare) ends the block like a cap change.
 
         Returns:
-            the end time (s) of each replayed iteration; fewer than ``skips`` when
-            a cap or OPP changed or a policy changed the run during the block (it
-            ends after the iteration in progress then).
+            ``(ends, cut)`` as :meth:`replay`'s: the end time (s) of each replayed
+            iteration, fewer than ``skips`` when a cap or OPP changed or a policy
+            changed the run during the block (it ends after the iteration in
+            progress then, at the block's rates, if the state it changed to is known;
+            else at once, the rest of that iteration at kernel level).
         """
         device = self.device
         env = device.env
@@ -376,6 +410,7 @@ class FastForward:
         dvfs = device.dvfs_state()
         counts = Counter(skips)
         records = {skip: self.records[(dvfs, skip)] for skip in counts}
+        records = {skip: record.best() for skip, record in records.items()}
         per_iteration = {skip: r.time / r.progress for skip, r in records.items()}  # s
         start = env.now
         ends = list(accumulate((per_iteration[skip] for skip in skips), initial=start))[1:]
@@ -392,6 +427,7 @@ class FastForward:
         device.replaying = True
         done = env.event()
         last = [len(ends)]  # iterations the block will complete
+        cut: list = [None, False]  # where it entered an unknown state; a decide() pending
 
         def finish(_event) -> None:
             if not done.triggered:
@@ -404,6 +440,22 @@ class FastForward:
             if running + 1 < last[0]:
                 last[0] = running + 1
                 env.timeout(max(0.0, ends[running] - env.now)).callbacks.append(finish)
+            if not cut[1]:  # decide once every domain the poll moves has moved
+                cut[1] = True
+                env.timeout(0.0).callbacks.append(decide)
+
+        def decide(_event) -> None:
+            # as _Replay.decide: a state with no record ends the block here
+            cut[1] = False
+            running = bisect.bisect_right(ends, env.now)
+            if done.triggered or running >= last[0] or self.known(self.key(skips[running])):
+                return
+            began = ends[running - 1] if running else start
+            progress = (env.now - began) / per_iteration[skips[running]]
+            if progress < 1.0:
+                last[0] = running
+                cut[0] = self.resume_point(state, skips[running], progress)
+                done.succeed()
 
         def on_control() -> None:
             on_change(False)
@@ -423,7 +475,9 @@ class FastForward:
         self.boundary()
         count = last[0]
         self.replayed += count
-        return [*ends[:count - 1], env.now]
+        if cut[0] is not None:
+            return ends[:count], cut[0]
+        return [*ends[:count - 1], env.now], None
 
     # -- replay -----------------------------------------------------------
     def replay(self, key: tuple, state, budget: Callable[[], int]):
@@ -484,6 +538,11 @@ class FastForward:
             done.append(row)
         return frozenset(done), {}
 
+    def rebase(self) -> None:
+        """Open the segment again now: a resumed iteration's running kernels start
+        part-way, and what they did before is not the segment's work."""
+        self._open()
+
     def _cumulative(self) -> dict[str, tuple[float, float, float, float]]:
         return {local: proc.cumulative() for local, proc in self.device.processors.items()}
 
@@ -518,7 +577,8 @@ class _Replay:
         self._apply(ff.records[key])
 
     def _apply(self, record: _Record) -> None:
-        self.rate = record.progress / record.time  # iterations per second
+        best = record.best()
+        self.rate = best.progress / best.time  # iterations per second
         self.t_last = self.env.now
         for local, rates in record.rates().items():
             self.ff.device.processors[local].hold(*rates)

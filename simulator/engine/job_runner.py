@@ -138,21 +138,24 @@ class JobRunner:
                     plan = self.state.plan
                     skip = plan.skip(iteration) if plan.skip is not None else _NONE
                     key = ff.key(skip)
-                    if ff.known(key) and ff.steady and not self.control.listeners:
-                        # A steady device: every known iteration up to the next
-                        # pause in one block (listeners want each iteration as it
-                        # ends, so they keep the one-by-one replay).
-                        ends = yield from ff.replay_block(self._block(iteration, skip),
-                                                         self.control.watchers)
-                        for end in ends[:-1]:
-                            self.iteration_times.append((start, end))
-                            start = end
-                        done = len(ends)
-                    elif ff.known(key):
-                        # a limit cycle recognised meanwhile may complete several
-                        ends, cut = yield from ff.replay(
-                            key, self.state, lambda iteration=iteration, skip=skip:
-                            self._leap_budget(iteration, skip))
+                    if not ff.known(key):
+                        ff.begin(skip)
+                        yield self._iteration(iteration)
+                        ff.end()
+                    else:
+                        if ff.steady and not self.control.listeners:
+                            # A steady device: every known iteration up to the next
+                            # pause in one block (listeners want each iteration as
+                            # it ends, so they keep the one-by-one replay).
+                            skips = self._block(iteration, skip)
+                            ends, cut = yield from ff.replay_block(skips, self.state,
+                                                                   self.control.watchers)
+                        else:
+                            # a limit cycle recognised meanwhile may complete several
+                            ends, cut = yield from ff.replay(
+                                key, self.state, lambda iteration=iteration, skip=skip:
+                                self._leap_budget(iteration, skip))
+                            skips = [skip] * (len(ends) + 1)
                         if cut is not None:  # the rest of the last one at kernel level
                             ends.append(None)
                         for end in ends[:-1]:
@@ -160,11 +163,8 @@ class JobRunner:
                             start = end
                         done = len(ends)
                         if cut is not None:
-                            yield from self._resume(iteration + done - 1, skip, cut)
-                    else:
-                        ff.begin(skip)
-                        yield self._iteration(iteration)
-                        ff.end()
+                            yield from self._resume(iteration + done - 1, skips[done - 1],
+                                                    cut)
                 self._record_iteration(start, epoch)
                 iteration += done
                 if every and iteration % every == 0 and iteration < iterations:
@@ -227,14 +227,13 @@ class JobRunner:
                 resume: tuple[frozenset, dict[int, float]]):
         """SimPy generator: the rest of an iteration whose replay entered a state
         with no record, at kernel level from now, from where the replay got to
-        (``resume``: :meth:`FastForward.resume_point`). It records nothing: its
-        start is where the replay's mean rate put it, so the share of the
-        iteration it does is not known to a kernel; the next iteration, whole at
-        kernel level, records the new state."""
+        (``resume``: :meth:`FastForward.resume_point`). It records a part of an
+        iteration for the new state (the next iterations, at kernel level until the
+        state is known, record whole ones)."""
         ff = self.fast_forward
-        ff.begin(skip)
+        ff.begin(skip, whole=False)
         finished = self._iteration(iteration, resume)
-        ff._open()
+        ff.rebase()
         yield finished
         ff.end()
 
