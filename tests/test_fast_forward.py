@@ -66,6 +66,22 @@ def test_a_replay_entering_an_unknown_state_hands_the_rest_to_kernel_level(hot_s
         assert fast[metric] == pytest.approx(exact[metric], rel=1e-6), metric
 
 
+def test_a_cut_replay_resumes_side_by_side_kernels_side_by_side():
+    """The point of the iteration a replay's progress stands for is taken from a
+    kernel-level schedule by time: two kernels that ran side by side are both
+    part-way there (a prefix of the completion order would have one done and the
+    other not started, and run them one after the other)."""
+    from simulator.engine.schedule import Schedule
+
+    # rows 0 and 1 side by side (1 s and 3 s), then row 2 after both (1 s); at 10 s
+    schedule = Schedule(10.0, [(0, 10.0, 11.0), (1, 10.0, 13.0), (2, 13.0, 14.0)])
+    done, running = schedule.at(0.125)  # 0.5 s into the 4 s iteration
+    assert done == frozenset() and running == pytest.approx({0: 0.5, 1: 0.5 / 3})
+    done, running = schedule.at(0.5)  # 2 s
+    assert done == {0} and running == pytest.approx({1: 2 / 3})
+    assert schedule.at(1.0) == (frozenset({0, 1, 2}), {})
+
+
 def test_pauses_idle_the_device_and_are_not_active_time(tiny_soc):
     metrics = _run(tiny_soc, _chain(), True, iterations=40,
                    pause={"every": 10, "duration": "2 s"}).metrics

@@ -16,7 +16,10 @@ batch would take hours. A job with ``fast_forward`` instead learns, per
   weighted by its stand-alone duration at the top OPP, running kernels by the
   fraction they have done), and what
   every processor of the device did (dynamic energy, busy unit-seconds,
-  busiest-core busy time, DRAM bytes). A steady iteration is one segment.
+  busiest-core busy time, DRAM bytes). A steady iteration is one segment. A
+  whole iteration's segment measures the state; a part's progress is an
+  estimate (the weights are off where kernels run side by side), so a state's
+  rates are its whole iterations' once it has one (:class:`_Record`).
 * An iteration starting in a state with at least one iteration's worth of
   recorded progress is *replayed*: progress advances at the state's rate
   (recorded progress / recorded time) and every processor *holds* the state's
@@ -55,7 +58,8 @@ temperature), and the job replays every known iteration up to its next pause
 in one *block* (:meth:`FastForward.replay_block`): the processors hold the
 block's time-weighted mean rates and each iteration still gets its own start
 and end. A cap or OPP change during a block ends it after the iteration in
-progress (the block's mean rates were held until then).
+progress (the block's mean rates were held until then), or at once if the new
+state has no record (the rest of that iteration at kernel level, as above).
 """
 
 from __future__ import annotations
