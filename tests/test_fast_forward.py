@@ -66,6 +66,42 @@ def test_a_replay_entering_an_unknown_state_hands_the_rest_to_kernel_level(hot_s
         assert fast[metric] == pytest.approx(exact[metric], rel=1e-6), metric
 
 
+def test_a_steady_block_entering_an_unknown_state_hands_over_at_once(tiny_soc):
+    """A cap lowered from outside during a steady block (a state never seen) ends the
+    block at once, the rest of the iteration at kernel level, as in a one-by-one
+    replay; a chain of equal kernels on one processor then agrees with kernel level
+    in time to rounding."""
+    from simulator.engine.simulation import Simulation
+
+    def go(fast_forward: bool):
+        spec = ExperimentSpec.model_validate({
+            "name": "cap", "soc": "tiny",
+            "policy": {"name": "single", "processor": "cpu.big", "cores": 2},
+            "dvfs": {"governor": "performance"},
+            "workload": {"trace": "<memory>", "iterations": 3000,
+                         "fast_forward": fast_forward,
+                         "pause": {"every": 1000, "duration": "20 s"}},
+            "outputs": {"timeline": False, "kernels": True, "sample_period": "50 ms"}})
+        sim = Simulation(spec, traces={0: _chain()}, soc=tiny_soc).build().plan()
+        domain = next(iter(sim.devices.values())).domains["cpu.big"]
+
+        def throttle():
+            yield sim.env.timeout(100.0123)  # mid-iteration, during a block
+            domain.set_cap(domain.top - 1)
+        sim.env.process(throttle())
+        sim.run()
+        return sim.collect()
+
+    exact, fast = go(False), go(True)
+    rows = fast.kernels.groupby("iteration")["row"].apply(sorted)
+    assert any(r[0] > 0 for r in rows)  # a part iteration: its start was replayed
+    assert fast.metrics["replayed_iterations"] > 2500
+    # (holding the block's rates to the iteration's end: -4.5e-5 in time, +4.8e-5 in
+    # energy; the energy left, 2e-6, is the sampler's coarse steps in the blocks)
+    assert fast.metrics["makespan_s"] == pytest.approx(exact.metrics["makespan_s"], rel=1e-9)
+    assert fast.metrics["energy_j"] == pytest.approx(exact.metrics["energy_j"], rel=1e-5)
+
+
 def test_a_cut_replay_resumes_side_by_side_kernels_side_by_side():
     """The point of the iteration a replay's progress stands for is taken from a
     kernel-level schedule by time: two kernels that ran side by side are both
