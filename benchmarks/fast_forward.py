@@ -37,19 +37,21 @@ import time
 from pathlib import Path
 
 
-def run(batches: int, policy: str, fast_forward: bool) -> tuple[dict, float]:
+def run(batches: int, policy: str, fast_forward: bool,
+        model: str = "vgg11") -> tuple[dict, float]:
     """(metrics, wall seconds) of one run; with fast-forward the metrics also hold
     ``leaps`` and ``leaped_s`` (limit-cycle periods skipped, simulated s)."""
     from simulator.engine.simulation import Simulation
     from simulator.spec.experiment import ExperimentSpec
 
+    options = {"batch_norm": False} if model.startswith("vgg") else {}
     params = {"name": policy, "cpu_freq": "max"}
     if policy == "mandheling":
         params["start_batch"] = 0
     exp = ExperimentSpec.model_validate({
         "name": "ff-bench", "soc": "snapdragon888",
-        "workload": {"model": "vgg11", "mode": "training", "batch": 64, "input_size": 32,
-                     "num_classes": 10, "options": {"batch_norm": False},
+        "workload": {"model": model, "mode": "training", "batch": 64, "input_size": 32,
+                     "num_classes": 10, "options": options,
                      "batches": batches, "fast_forward": fast_forward},
         "policy": params,
         "outputs": {"timeline": False, "kernels": False, "sample_period": "10 s"}})
@@ -156,6 +158,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=1500)
     parser.add_argument("--policy", default="mnn-fp32")
+    parser.add_argument("--model", default="vgg11", help="a zoo model trained on "
+                        "CIFAR-10 (e.g. resnet18)")
     parser.add_argument("--convergence", action="store_true",
                         help="also time every 150-epoch run of convergence.yaml")
     parser.add_argument("--only-convergence", action="store_true")
@@ -173,9 +177,9 @@ def main() -> None:
     if args.memory:
         memory()
         return
-    exact, exact_wall = run(args.batches, args.policy, False)
-    fast, fast_wall = run(args.batches, args.policy, True)
-    print(f"{args.policy}, VGG-11, {args.batches} batches on SD888")
+    exact, exact_wall = run(args.batches, args.policy, False, args.model)
+    fast, fast_wall = run(args.batches, args.policy, True, args.model)
+    print(f"{args.policy}, {args.model}, {args.batches} batches on SD888")
     for metric in ("makespan_s", "energy_j", "peak_temp_c", "min_freq_cpu.gold_hz"):
         diff = 100 * (fast[metric] - exact[metric]) / exact[metric]
         goal = (f"  goal within {ACCURACY_GOAL_PCT:g} %: "

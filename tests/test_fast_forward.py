@@ -45,6 +45,79 @@ def test_fast_forward_agrees_with_kernel_level_simulation_while_throttling(hot_s
     assert fast["peak_temp_c"] == pytest.approx(exact["peak_temp_c"], abs=0.5)
 
 
+def test_a_replay_entering_an_unknown_state_hands_the_rest_to_kernel_level(hot_soc):
+    """On the way down the caps, replays enter states with no record: kernel level
+    takes over there, from the kernel the replay had reached, part-way through it,
+    instead of holding the old state's rates to the end of the iteration (which
+    drifted). A chain of equal kernels on one processor progresses linearly, so
+    the hand-over is exact and the run is kernel level's to rounding."""
+    exact = _run(hot_soc, _chain(), False).metrics
+    result = run(hot_soc, _chain(), {"name": "single", "processor": "cpu.big", "cores": 2},
+                 workload={"trace": "<memory>", "iterations": 400, "fast_forward": True},
+                 outputs={"timeline": False, "kernels": True, "sample_period": "50 ms"})
+    fast = result.metrics
+    rows = result.kernels.groupby("iteration")["row"].apply(sorted)
+    # part iterations: their first rows were replayed, the rest ran at kernel level
+    resumed = rows[rows.apply(lambda r: r[0] > 0)]
+    assert len(resumed) >= 2
+    assert all(r == list(range(r[0], 6)) for r in resumed)
+    assert fast["replayed_iterations"] > 300
+    for metric in ("makespan_s", "energy_j"):
+        assert fast[metric] == pytest.approx(exact[metric], rel=1e-6), metric
+
+
+def test_a_steady_block_entering_an_unknown_state_hands_over_at_once(tiny_soc):
+    """A cap lowered from outside during a steady block (a state never seen) ends the
+    block at once, the rest of the iteration at kernel level, as in a one-by-one
+    replay; a chain of equal kernels on one processor then agrees with kernel level
+    in time to rounding."""
+    from simulator.engine.simulation import Simulation
+
+    def go(fast_forward: bool):
+        spec = ExperimentSpec.model_validate({
+            "name": "cap", "soc": "tiny",
+            "policy": {"name": "single", "processor": "cpu.big", "cores": 2},
+            "dvfs": {"governor": "performance"},
+            "workload": {"trace": "<memory>", "iterations": 3000,
+                         "fast_forward": fast_forward,
+                         "pause": {"every": 1000, "duration": "20 s"}},
+            "outputs": {"timeline": False, "kernels": True, "sample_period": "50 ms"}})
+        sim = Simulation(spec, traces={0: _chain()}, soc=tiny_soc).build().plan()
+        domain = next(iter(sim.devices.values())).domains["cpu.big"]
+
+        def throttle():
+            yield sim.env.timeout(300.0123)  # mid-iteration, during a steady block
+            domain.set_cap(domain.top - 1)
+        sim.env.process(throttle())
+        sim.run()
+        return sim.collect()
+
+    exact, fast = go(False), go(True)
+    rows = fast.kernels.groupby("iteration")["row"].apply(sorted)
+    assert any(r[0] > 0 for r in rows)  # a part iteration: its start was replayed
+    assert fast.metrics["replayed_iterations"] > 2500
+    # (holding the block's rates to the iteration's end: -5.7e-5 in time, +3.7e-5 in
+    # energy; the energy left, 3e-6, is the sampler's coarse steps in the blocks)
+    assert fast.metrics["makespan_s"] == pytest.approx(exact.metrics["makespan_s"], rel=1e-9)
+    assert fast.metrics["energy_j"] == pytest.approx(exact.metrics["energy_j"], rel=1e-5)
+
+
+def test_a_cut_replay_resumes_side_by_side_kernels_side_by_side():
+    """The point of the iteration a replay's progress stands for is taken from a
+    kernel-level schedule by time: two kernels that ran side by side are both
+    part-way there (a prefix of the completion order would have one done and the
+    other not started, and run them one after the other)."""
+    from simulator.engine.schedule import Schedule
+
+    # rows 0 and 1 side by side (1 s and 3 s), then row 2 after both (1 s); at 10 s
+    schedule = Schedule(10.0, [(0, 10.0, 11.0), (1, 10.0, 13.0), (2, 13.0, 14.0)])
+    done, running = schedule.at(0.125)  # 0.5 s into the 4 s iteration
+    assert done == frozenset() and running == pytest.approx({0: 0.5, 1: 0.5 / 3})
+    done, running = schedule.at(0.5)  # 2 s
+    assert done == {0} and running == pytest.approx({1: 2 / 3})
+    assert schedule.at(1.0) == (frozenset({0, 1, 2}), {})
+
+
 def test_pauses_idle_the_device_and_are_not_active_time(tiny_soc):
     metrics = _run(tiny_soc, _chain(), True, iterations=40,
                    pause={"every": 10, "duration": "2 s"}).metrics
@@ -172,10 +245,10 @@ def test_a_steady_device_replays_blocks_that_agree_with_kernel_level_simulation(
     blocks = []
     original = FastForward.replay_block
 
-    def counted(self, skips, watchers=None):
-        ends = yield from original(self, skips, watchers)
+    def counted(self, skips, state, watchers=None):
+        ends, cut = yield from original(self, skips, state, watchers)
         blocks.append(len(ends))
-        return ends
+        return ends, cut
 
     monkeypatch.setattr(FastForward, "replay_block", counted)
     workload = {"iterations": 3000, "pause": {"every": 1000, "duration": "20 s"}}

@@ -16,7 +16,10 @@ batch would take hours. A job with ``fast_forward`` instead learns, per
   weighted by its stand-alone duration at the top OPP, running kernels by the
   fraction they have done), and what
   every processor of the device did (dynamic energy, busy unit-seconds,
-  busiest-core busy time, DRAM bytes). A steady iteration is one segment.
+  busiest-core busy time, DRAM bytes). A steady iteration is one segment. A
+  whole iteration's segment measures the state; a part's progress is an
+  estimate (the weights are off where kernels run side by side), so a state's
+  rates are its whole iterations' once it has one (:class:`_Record`).
 * An iteration starting in a state with at least one iteration's worth of
   recorded progress is *replayed*: progress advances at the state's rate
   (recorded progress / recorded time) and every processor *holds* the state's
@@ -28,9 +31,13 @@ batch would take hours. A job with ``fast_forward`` instead learns, per
   step per thermal poll instead of one per thermal step (the power is
   constant, so the longer step is still exact).
 * When the state changes during a replay, the replay goes on at the new
-  state's rates if that state is known, else at the old ones until the
-  iteration ends; the next iteration then starts in an unknown state and runs
-  at kernel level, which records it.
+  state's rates if that state is known. If it is not (once every domain the
+  poll moves has moved: :meth:`_Replay.decide`), the replay ends there and the
+  job runs the rest of the iteration at kernel level, from the point of the
+  iteration the replay's progress stands for (:mod:`simulator.engine.schedule`):
+  holding the old state's rates to the iteration's end overshot every step of a
+  throttling descent (issue 21). The kernel-level rest records the new state,
+  and so do the next iterations until it is known.
 
 So a steady run (a DSP at a fixed clock, a phone that never throttles) is
 simulated kernel by kernel once per state and repeated, and a throttling one
@@ -51,7 +58,8 @@ temperature), and the job replays every known iteration up to its next pause
 in one *block* (:meth:`FastForward.replay_block`): the processors hold the
 block's time-weighted mean rates and each iteration still gets its own start
 and end. A cap or OPP change during a block ends it after the iteration in
-progress (the block's mean rates were held until then).
+progress (the block's mean rates were held until then), or at once if the new
+state has no record (the rest of that iteration at kernel level, as above).
 """
 
 from __future__ import annotations
@@ -68,6 +76,7 @@ import numpy as np
 from .device import Device
 from .limit_cycle import CycleLog
 from .lookahead import LookAhead
+from .schedule import Schedule
 
 _ENOUGH = 1.0  # iterations' worth of recorded progress before a state is replayed
 # Steady-state test (see the module docstring). _QUIET_S: 40 polls of Android's
@@ -78,8 +87,26 @@ _QUIET_S = 10.0  # s of replay without an OPP or cap change
 _GAP_K = 0.5  # K, largest distance of any node from the fixed point
 
 
-class _Record:
-    """What the kernel-level segments of one state did, summed."""
+# SimPy has no public way to move the clock or withdraw an event, which a leap over
+# whole periods needs (FastForward._leap). These two helpers are the only use of
+# SimPy's private API: ``env._queue``, a heap of (time, priority, id, event)
+# entries, and ``env._now``. setup.cfg pins simpy to the 4.1 series for them.
+def _horizon(env, owner) -> float:
+    """Time (s) of the next queued event not owned by ``owner`` (``ff_owner``)."""
+    return min((entry[0] for entry in env._queue
+                if getattr(entry[3], "ff_owner", None) is not owner), default=math.inf)
+
+
+def _jump(env, owner, to: float) -> None:
+    """Withdraw ``owner``'s queued events and move the clock to ``to`` (s)."""
+    queue = [entry for entry in env._queue if getattr(entry[3], "ff_owner", None) is not owner]
+    heapq.heapify(queue)
+    env._queue[:] = queue
+    env._now = to
+
+
+class _Sums:
+    """Time, progress and per-processor work summed over segments."""
 
     __slots__ = ("time", "progress", "work")
 
@@ -88,10 +115,34 @@ class _Record:
         self.progress = 0.0  # iterations
         self.work = {local: [0.0, 0.0, 0.0, 0.0] for local in processors}
 
+
+class _Record:
+    """What the kernel-level segments of one state did, summed: apart, the
+    segments that were a whole iteration (each a measurement of the state's
+    iteration) and those that were a part of one (their progress weighs kernels
+    by their stand-alone durations at the top OPPs: an estimate, off where kernels
+    run side by side or scale unlike the rest). The rates are the wholes' once
+    there is one, the parts' until then."""
+
+    __slots__ = ("whole", "part")
+
+    def __init__(self, processors: list[str]):
+        self.whole = _Sums(processors)
+        self.part = _Sums(processors)
+
+    @property
+    def seen(self) -> float:
+        """Recorded progress, wholes and parts (iterations)."""
+        return self.whole.progress + self.part.progress
+
+    def best(self) -> _Sums:
+        return self.whole if self.whole.progress > 0 else self.part
+
     def rates(self) -> dict[str, tuple[float, float, float, float]]:
         """Per processor: dynamic power (W), busy units, busiest-core busy
         fraction, DRAM traffic (B/s)."""
-        return {local: tuple(v / self.time for v in work) for local, work in self.work.items()}
+        best = self.best()
+        return {local: tuple(v / best.time for v in work) for local, work in best.work.items()}
 
 
 class FastForward:
@@ -109,6 +160,7 @@ class FastForward:
         self.stride = max(1, round(device.spec.thermal.poll / device.step))
         self.replayed = 0
         self._skip: frozenset | None = None  # set while an iteration runs at kernel level
+        self._whole = False  # the open segment is a whole iteration's so far
         self._key: tuple | None = None
         self._since = (0.0, 0.0, {})
         self.progress = 0.0  # completed kernels' weight, summed over iterations
@@ -120,6 +172,9 @@ class FastForward:
         # per set (~50 kB each at 1,660 rows), growing with the run.
         self._durations: dict[int, list[float]] = {}
         self._weights_key: tuple | None = None
+        # per (id of a compiled plan, skipped rows): a schedule, or the log of one
+        self._schedules: dict[tuple, Schedule] = {}
+        self._logs: dict[tuple, list] = {}
         self.steady = False  # see the module docstring
         self._coarse = False  # the sampler took steps longer than a poll since a settle
         self._calm_since = device.env.now  # s: last OPP/cap change or non-replayed time
@@ -144,9 +199,6 @@ class FastForward:
         self._cycle_skip: frozenset | None = None  # the skipped rows the log is about
         self._completed = 0
         self._changed = False
-        # Set by the job runner before each replay: how many iterations after the
-        # current one a leap may complete (same skipped rows, no pause between).
-        self.budget: Callable[[], int] | None = None
         self.leaps = 0  # whole-period skips
         self.leaped = 0.0  # s skipped by them
         device.tick_hook = self._watch
@@ -161,7 +213,7 @@ class FastForward:
     def known(self, key: tuple) -> bool:
         """Whether ``key`` has enough recorded progress to be replayed."""
         record = self.records.get(key)
-        return record is not None and record.progress >= _ENOUGH and record.time > 0
+        return record is not None and record.seen >= _ENOUGH and record.best().time > 0
 
     # -- kernel-level iterations ------------------------------------------
     def weights(self, state, skip: frozenset) -> list[float]:
@@ -181,11 +233,36 @@ class FastForward:
         self.current = [d / total for d in durations]
         return self.current
 
-    def begin(self, skip: frozenset) -> None:
-        """A kernel-level iteration starts: fine sampler steps, a new segment."""
+    def schedule(self, state, skip: frozenset) -> Schedule | None:
+        """The schedule of the first whole kernel-level iteration of plan ``state``
+        skipping ``skip``, if one ran."""
+        key = (id(state), skip)
+        schedule = self._schedules.get(key)
+        if schedule is None:
+            start, log = self._logs.get(key, (0.0, None))
+            if log is None or len(log) != len(state.costs) - len(skip):
+                return None  # none yet, or one cut short (aborted)
+            schedule = self._schedules[key] = Schedule(start, log)
+            del self._logs[key]
+        return schedule
+
+    def log(self, state, skip: frozenset) -> list | None:
+        """While no :meth:`schedule` is known, a list for a kernel-level iteration
+        starting now to fill with ``(row, start s, end s)`` as its kernels end."""
+        if self.schedule(state, skip) is not None:
+            return None
+        log: list = []
+        self._logs[(id(state), skip)] = (self.device.env.now, log)
+        return log
+
+    def begin(self, skip: frozenset, whole: bool = True) -> None:
+        """A kernel-level iteration starts: fine sampler steps, a new segment (a
+        whole iteration's, unless a state change splits it or ``whole`` is False:
+        the rest of a cut replay, :meth:`resume_point`)."""
         self.boundary()
         self.device.stride = 1
         self._skip = skip
+        self._whole = whole
         self._open()
 
     def end(self) -> None:
@@ -202,10 +279,12 @@ class FastForward:
         record = self.records.get(self._key)
         if record is None:
             record = self.records[self._key] = _Record(list(before))
-        record.time += self.device.env.now - start
-        record.progress += self._progress_now() - progress
+        sums = record.whole if self._whole else record.part
+        self._whole = False
+        sums.time += self.device.env.now - start
+        sums.progress += self._progress_now() - progress
         for local, after in self._cumulative().items():
-            work = record.work[local]
+            work = sums.work[local]
             for i, (a, b) in enumerate(zip(after, before[local])):
                 work[i] += a - b
 
@@ -284,18 +363,14 @@ class FastForward:
         and the next foreign event allow: move the clock, account the device,
         credit the iterations completed meanwhile to the replay in progress."""
         replay, env = self._replay, self.device.env
-        if replay.progress_now() >= 1.0 or replay.done.triggered or self.budget is None:
+        replay.decide()  # a state with no record met at this mark's poll
+        if replay.progress_now() >= 1.0 or replay.done.triggered:
             return False  # (an iteration about to end: its timer ends it first)
         now = env.now
-        # SimPy's queue (private: SimPy has no public way to move the clock or
-        # withdraw an event; setup.cfg pins simpy to the 4.1 series whose layout,
-        # (time, priority, id, event) entries and ``_now``, this relies on):
-        # everything but this replay's own timers bounds the leap, so the rest of
+        # Everything but this replay's own timers bounds the leap, so the rest of
         # the simulation sees no difference.
-        horizon = min((entry[0] for entry in env._queue
-                       if getattr(entry[3], "ff_owner", None) is not self),
-                      default=math.inf)
-        budget = self.budget()
+        horizon = _horizon(env, self)
+        budget = replay.budget()
 
         def periods_for(period: float, gain: float, progress_now: float) -> int:
             fraction = progress_now - math.floor(progress_now)
@@ -307,11 +382,7 @@ class FastForward:
         leap = self.cycles.extrapolate(start, periods_for, self.device.sample_every)
         if leap is None:
             return False
-        queue = [entry for entry in env._queue
-                 if getattr(entry[3], "ff_owner", None) is not self]
-        heapq.heapify(queue)
-        env._queue[:] = queue
-        env._now = now + leap.time
+        _jump(env, self, now + leap.time)
         self.device.leap(leap.time, leap.ticks, leap.energy, leap.samples)
         completed = len(leap.ends)
         replay.leap(leap.ends, progress + leap.progress - self._completed - completed)
@@ -332,18 +403,21 @@ class FastForward:
             self.device.settle()
             self._coarse = False
 
-    def replay_block(self, skips: list[frozenset], watchers: list | None = None):
+    def replay_block(self, skips: list[frozenset], state, watchers: list | None = None):
         """SimPy generator (``yield from``): replay one known iteration per entry of
         ``skips`` (rows skipped by each) back to back, at the current state.
 
         Args:
+            state: the job's compiled plan.
             watchers: the job's :attr:`RunControl.watchers`: a policy's change of the
                 run (suspend, stop, abort, reshare) ends the block like a cap change.
 
         Returns:
-            the end time (s) of each replayed iteration; fewer than ``skips`` when
-            a cap or OPP changed or a policy changed the run during the block (it
-            ends after the iteration in progress then).
+            ``(ends, cut)`` as :meth:`replay`'s: the end time (s) of each replayed
+            iteration, fewer than ``skips`` when a cap or OPP changed or a policy
+            changed the run during the block (it ends after the iteration in
+            progress then, at the block's rates, if the state it changed to is known;
+            else at once, the rest of that iteration at kernel level).
         """
         device = self.device
         env = device.env
@@ -351,6 +425,7 @@ class FastForward:
         dvfs = device.dvfs_state()
         counts = Counter(skips)
         records = {skip: self.records[(dvfs, skip)] for skip in counts}
+        records = {skip: record.best() for skip, record in records.items()}
         per_iteration = {skip: r.time / r.progress for skip, r in records.items()}  # s
         start = env.now
         ends = list(accumulate((per_iteration[skip] for skip in skips), initial=start))[1:]
@@ -367,6 +442,7 @@ class FastForward:
         device.replaying = True
         done = env.event()
         last = [len(ends)]  # iterations the block will complete
+        cut: list = [None, False]  # where it entered an unknown state; a decide() pending
 
         def finish(_event) -> None:
             if not done.triggered:
@@ -379,6 +455,22 @@ class FastForward:
             if running + 1 < last[0]:
                 last[0] = running + 1
                 env.timeout(max(0.0, ends[running] - env.now)).callbacks.append(finish)
+            if not cut[1]:  # decide once every domain the poll moves has moved
+                cut[1] = True
+                env.timeout(0.0).callbacks.append(decide)
+
+        def decide(_event) -> None:
+            # as _Replay.decide: a state with no record ends the block here
+            cut[1] = False
+            running = bisect.bisect_right(ends, env.now)
+            if done.triggered or running >= last[0] or self.known(self.key(skips[running])):
+                return
+            began = ends[running - 1] if running else start
+            progress = (env.now - began) / per_iteration[skips[running]]
+            if progress < 1.0:
+                last[0] = running
+                cut[0] = self.resume_point(state, skips[running], progress)
+                done.succeed()
 
         def on_control() -> None:
             on_change(False)
@@ -398,16 +490,27 @@ class FastForward:
         self.boundary()
         count = last[0]
         self.replayed += count
-        return [*ends[:count - 1], env.now]
+        if cut[0] is not None:
+            return ends[:count], cut[0]
+        return [*ends[:count - 1], env.now], None
 
     # -- replay -----------------------------------------------------------
-    def replay(self, key: tuple):
+    def replay(self, key: tuple, state, budget: Callable[[], int]):
         """SimPy generator (``yield from``): one iteration at the recorded rates (and
         the whole periods of a limit cycle, if one is recognised meanwhile).
 
+        Args:
+            key: the iteration's state (:meth:`key`), known.
+            state: the job's compiled plan (its rows and their weights).
+            budget: how many iterations after the current one a leap may complete
+                now (same skipped rows, no pause between; 0: none).
+
         Returns:
-            the end time (s) of every iteration completed: more than one if a
-            leap skipped whole periods.
+            ``(ends, cut)``: the end time (s) of every iteration completed (more
+            than one if a leap skipped whole periods) and None; or, if the
+            iteration entered a state with no record, the ends of those a leap
+            completed and where the one in progress got to
+            (:meth:`resume_point`): the job runs the rest at kernel level, from now.
         """
         device = self.device
         device.stride = self.stride
@@ -415,7 +518,7 @@ class FastForward:
         if key[1] != self._cycle_skip:  # other rates: the log is about other iterations
             self.cycles.clear()
             self._cycle_skip = key[1]
-        replay = self._replay = _Replay(self, key)
+        replay = self._replay = _Replay(self, key, state, budget)
         for domain in device.domains.values():
             domain.listeners.append(replay.on_change)
         yield replay.done
@@ -425,8 +528,35 @@ class FastForward:
             proc.release()
         device.replaying = False
         self._replay = None
+        if replay.cut is not None:
+            return replay.ends, replay.cut
         self.replayed += 1
-        return [*replay.ends, device.env.now]
+        return [*replay.ends, device.env.now], None
+
+    def resume_point(self, state, skip: frozenset,
+                     progress: float) -> tuple[frozenset, dict[int, float]]:
+        """Where kernel level takes over an iteration cut ``progress`` (iterations)
+        into its replay: the rows done and the done fraction of each row running
+        (:meth:`Schedule.at`; without a schedule, the rows in order while their
+        weights add up to at most ``progress``, and the next part-way)."""
+        schedule = self.schedule(state, skip)
+        if schedule is not None:
+            return schedule.at(progress)
+        weights, total = self.weights(state, skip), 0.0
+        done: list[int] = []
+        for row in range(len(weights)):
+            if row in skip:
+                continue
+            if total + weights[row] > progress:
+                return frozenset(done), {row: (progress - total) / weights[row]}
+            total += weights[row]
+            done.append(row)
+        return frozenset(done), {}
+
+    def rebase(self) -> None:
+        """Open the segment again now: a resumed iteration's running kernels start
+        part-way, and what they did before is not the segment's work."""
+        self._open()
 
     def _cumulative(self) -> dict[str, tuple[float, float, float, float]]:
         return {local: proc.cumulative() for local, proc in self.device.processors.items()}
@@ -444,20 +574,26 @@ class FastForward:
 
 
 class _Replay:
-    """One replayed iteration in progress: its progress, re-timed on state changes."""
+    """One replayed iteration in progress: its progress, re-timed on state changes,
+    cut when it enters a state with no record."""
 
-    def __init__(self, ff: FastForward, key: tuple):
+    def __init__(self, ff: FastForward, key: tuple, state, budget: Callable[[], int]):
         self.ff = ff
         self.skip = key[1]
+        self.state = state
+        self.budget = budget
         self.env = ff.device.env
         self.done = self.env.event()
         self.progress = 0.0
         self.generation = 0
         self.ends: list[float] = []  # iterations a leap completed (s)
+        self.cut: tuple | None = None  # where it entered an unknown state (resume_point)
+        self._deciding = False  # a decide() is pending
         self._apply(ff.records[key])
 
     def _apply(self, record: _Record) -> None:
-        self.rate = record.progress / record.time  # iterations per second
+        best = record.best()
+        self.rate = best.progress / best.time  # iterations per second
         self.t_last = self.env.now
         for local, rates in record.rates().items():
             self.ff.device.processors[local].hold(*rates)
@@ -493,7 +629,9 @@ class _Replay:
         self._arm()
 
     def on_change(self, before: bool) -> None:
-        """Domain listener: settle progress before an OPP change, re-time after it."""
+        """Domain listener: settle progress before an OPP change; after it, go on at
+        the new state's rates, or, if the state has no record, decide once every
+        domain the same poll moves has moved (:meth:`decide`)."""
         if self.done.triggered:
             return
         if before:
@@ -504,3 +642,28 @@ class _Replay:
         key = self.ff.key(self.skip)
         if self.ff.known(key):
             self._apply(self.ff.records[key])
+        elif not self._deciding:
+            # A poll moves domains one at a time (a trip caps two clusters): the
+            # state between is no state the device runs in, the one after may be
+            # known. The event runs after the poll, at the same time.
+            self._deciding = True
+            event = self.env.timeout(0.0)
+            event.ff_owner = self.ff  # a leap decides first (FastForward._leap)
+            event.callbacks.append(self.decide)
+
+    def decide(self, _event=None) -> None:
+        """After a poll that left the replay in a state with no record: go on at the
+        state's rates if it has one now, else end the replay here: holding the old
+        state's rates would be a guess, so kernel level takes over the rest of the
+        iteration (:meth:`FastForward.resume_point`)."""
+        if not self._deciding:  # decided already (by a leap)
+            return
+        self._deciding = False
+        if self.done.triggered:
+            return
+        ff, key = self.ff, self.ff.key(self.skip)
+        if ff.known(key):
+            self._apply(ff.records[key])
+        elif self.progress < 1.0:  # (else its timer ends it now)
+            self.cut = ff.resume_point(self.state, self.skip, self.progress)
+            self.done.succeed()

@@ -141,29 +141,33 @@ class JobRunner:
                     plan = self.state.plan
                     skip = plan.skip(iteration) if plan.skip is not None else _NONE
                     key = ff.key(skip)
-                    if ff.known(key) and ff.steady and not self.control.listeners:
-                        # A steady device: every known iteration up to the next
-                        # pause in one block (listeners want each iteration as it
-                        # ends, so they keep the one-by-one replay).
-                        ends = yield from ff.replay_block(self._block(iteration, skip),
-                                                         self.control.watchers)
-                        for end in ends[:-1]:
-                            self.iteration_times.append((start, end))
-                            start = end
-                        done = len(ends)
-                    elif ff.known(key):
-                        # a limit cycle recognised meanwhile may complete several
-                        ff.budget = lambda iteration=iteration, skip=skip: self._leap_budget(
-                            iteration, skip)
-                        ends = yield from ff.replay(key)
-                        for end in ends[:-1]:
-                            self.iteration_times.append((start, end))
-                            start = end
-                        done = len(ends)
-                    else:
+                    if not ff.known(key):
                         ff.begin(skip)
                         yield self._iteration(iteration)
                         ff.end()
+                    else:
+                        if ff.steady and not self.control.listeners:
+                            # A steady device: every known iteration up to the next
+                            # pause in one block (listeners want each iteration as
+                            # it ends, so they keep the one-by-one replay).
+                            skips = self._block(iteration, skip)
+                            ends, cut = yield from ff.replay_block(skips, self.state,
+                                                                   self.control.watchers)
+                        else:
+                            # a limit cycle recognised meanwhile may complete several
+                            ends, cut = yield from ff.replay(
+                                key, self.state, lambda iteration=iteration, skip=skip:
+                                self._leap_budget(iteration, skip))
+                            skips = [skip] * (len(ends) + 1)
+                        if cut is not None:  # the rest of the last one at kernel level
+                            ends.append(None)
+                        for end in ends[:-1]:
+                            self.iteration_times.append((start, end))
+                            start = end
+                        done = len(ends)
+                        if cut is not None:
+                            yield from self._resume(iteration + done - 1, skips[done - 1],
+                                                    cut)
                 self._record_iteration(start, epoch)
                 iteration += done
                 if every and iteration % every == 0 and iteration < iterations:
@@ -187,16 +191,19 @@ class JobRunner:
                 yield self.env.all_of(pending)
         self.done.succeed()
 
+    def _stop(self, iteration: int) -> int:
+        """The first iteration after ``iteration`` that does not follow it back to
+        back: the next pause's, or the end."""
+        every, stop = self.job.pause_every, self.job.iterations
+        return min(stop, (iteration // every + 1) * every) if every else stop
+
     def _block(self, iteration: int, skip: frozenset) -> list[frozenset]:
         """The skipped rows of each iteration of a steady block starting at
         ``iteration``: up to the next pause or the end, stopping before the first
         iteration whose state was never recorded."""
-        every, ff, plan = self.job.pause_every, self.fast_forward, self.state.plan
-        stop = self.job.iterations
-        if every:
-            stop = min(stop, (iteration // every + 1) * every)
+        ff, plan = self.fast_forward, self.state.plan
         skips = [skip]
-        for following in range(iteration + 1, stop):
+        for following in range(iteration + 1, self._stop(iteration)):
             following_skip = plan.skip(following) if plan.skip is not None else _NONE
             if not ff.known(ff.key(following_skip)):
                 break
@@ -209,10 +216,7 @@ class JobRunner:
         end that skip the same rows, none if a policy listens to every iteration."""
         if self.control.listeners or self.control.held:
             return 0
-        every, plan = self.job.pause_every, self.state.plan
-        stop = self.job.iterations
-        if every:
-            stop = min(stop, (iteration // every + 1) * every)
+        plan, stop = self.state.plan, self._stop(iteration)
         if plan.skip is None:
             return stop - iteration - 1
         count = 0
@@ -221,6 +225,20 @@ class JobRunner:
                 break
             count += 1
         return count
+
+    def _resume(self, iteration: int, skip: frozenset,
+                resume: tuple[frozenset, dict[int, float]]):
+        """SimPy generator: the rest of an iteration whose replay entered a state
+        with no record, at kernel level from now, from where the replay got to
+        (``resume``: :meth:`FastForward.resume_point`). It records a part of an
+        iteration for the new state (the next iterations, at kernel level until the
+        state is known, record whole ones)."""
+        ff = self.fast_forward
+        ff.begin(skip, whole=False)
+        finished = self._iteration(iteration, resume)
+        ff.rebase()
+        yield finished
+        ff.end()
 
     def _pause(self):
         """SimPy generator: the job idles for ``job.pause`` seconds."""
@@ -245,23 +263,36 @@ class JobRunner:
         self.pause_time += self.env.now - start
         self.pause_energy += device.total_energy - energy
 
-    def _iteration(self, iteration: int) -> simpy.Event:
+    def _iteration(self, iteration: int,
+                   resume: tuple[frozenset, dict[int, float]] | None = None) -> simpy.Event:
+        """Start one iteration at kernel level; the event fires when it ends.
+
+        Args:
+            resume: the rest of a replayed iteration (:meth:`_resume`): rows done
+                (they pass through like skipped ones) and the done fraction of each
+                row running. Such a part iteration reports to no plan and no audit (its
+                start was replayed).
+        """
         state = self.state  # in-flight iterations keep the plan they started with
         skip = state.plan.skip(iteration) if state.plan.skip is not None else _NONE
         ff = self.fast_forward
         weights = ff.weights(state, skip) if ff is not None else None
+        log = ff.log(state, skip) if ff is not None and resume is None else None
+        running: dict[int, float] = {}
+        if resume is not None:
+            skip, running = skip | resume[0], resume[1]
         finished = self.env.event()
         control, epoch = self.control, self.control.epoch
         waiting = list(state.preds_count)
         left = [len(waiting)]
         offset = iteration * state.priority_span if self.job.max_in_flight > 1 else 0.0
         report = (IterationReport(self.job, iteration, state.plan, self.env.now, self.env.now)
-                  if state.plan.adapt is not None else None)
+                  if state.plan.adapt is not None and resume is None else None)
         if report is not None:
             finished.callbacks.append(lambda _event: self._adapt(state, report))
         check = (self.audit.iteration(self.job.name, iteration, state, skip,
                                       lambda: epoch == control.epoch)
-                 if self.audit is not None else None)
+                 if self.audit is not None and resume is None else None)
         if check is not None:
             finished.callbacks.append(lambda _event: check.finished(self.env.now))
 
@@ -284,6 +315,8 @@ class JobRunner:
                 share = control.share_of(proc.name, share)
             task = Task(labels[row], costs[row], units[row], share, priorities[row] + offset,
                         on_done, (job_name, iteration, row), streams[row])
+            if running and row in running:  # resumed part-way (the processor runs the rest)
+                task.done = running[row]
             control.track(task, proc, finished)
             proc.submit(task)
 
@@ -323,6 +356,8 @@ class JobRunner:
             row = task.meta[2]
             if weights is not None:
                 ff.progress += weights[row]
+                if log is not None:
+                    log.append((row, task.start, self.env.now))
             if report is not None:
                 report.kernels.append((row, state.procs[row].name, task.start, self.env.now))
             if check is not None:

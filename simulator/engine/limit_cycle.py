@@ -59,9 +59,8 @@ _MAX_ROWS = 200_000  # rows kept (~50 MB at most; a period of up to ~14 h at 0.2
 
 
 class _Leap(NamedTuple):
-    """``periods`` whole periods skipped: see :meth:`Device.leap`."""
+    """Whole periods skipped: see :meth:`Device.leap`."""
 
-    periods: int
     time: float  # s
     ticks: int  # base thermal steps
     energy: list[float]  # J per component
@@ -239,5 +238,5 @@ class CycleLog:
         level_rows = block[np.searchsorted(ticks, at, side="left"), self._levels]
         samples = [(t, tp.tolist(), lv.tolist(), e.tolist()) for t, tp, lv, e in
                    zip(sample_times.tolist(), temps, level_rows, cumulative)]
-        return _Leap(periods, periods * period, periods * period_ticks,
+        return _Leap(periods * period, periods * period_ticks,
                      (periods * gain).tolist(), periods * gain_progress, ends.tolist(), samples)
