@@ -346,7 +346,7 @@ class Device:
                 util = util_busy[local] / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
                 util_busy[local] = util_time[local] = 0.0
                 if not self.replaying:
-                    domain.request(governor.decide(domain, util))
+                    governor.update(domain, util)
         if self.trip_governor is not None and polled:
             self.trip_governor.poll()
         if sampled or hook is not None:

@@ -331,14 +331,22 @@ class JobRunner:
                     self._send(route, state.bytes_out[row], rows,
                                arrive if check is None else
                                lambda rows, row=row: arrive(rows, row), task.label, report)
+                elif check is None:  # arrive(rows), inlined: once per kernel
+                    for succ in rows:
+                        count = waiting[succ] - 1
+                        waiting[succ] = count
+                        if count == 0:
+                            release(succ)
                 else:
                     arrive(rows, row)
             if download[row]:
                 self._send(download[row], state.bytes_out[row], [-2],
                            lambda home, row=row: downloaded(row, home),
                            task.label + " (output)", report)
-            else:
-                retire()
+            else:  # retire(), inlined
+                left[0] -= 1
+                if left[0] == 0 and not finished.triggered:
+                    finished.succeed()
 
         def downloaded(row: int, home: list[int]) -> None:
             if check is not None:
