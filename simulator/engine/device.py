@@ -38,7 +38,7 @@ from ..hardware.cost import CostModel
 from ..spec.soc import SocSpec
 from .dvfs import FrequencyDomain, Governor
 from .links import BandwidthSchedule, Channel
-from .processor import Processor, Task
+from .processor import _NO_HOLD, Processor, Task
 from .storage import Storage
 from .thermal import StepWiseGovernor, ThermalNetwork
 
@@ -307,7 +307,7 @@ class Device:
             passed = int((self.env.now - self._tick_time) / self.step + 1e-9)
         if not self.lazy:
             return max(self.stride, passed + 1)
-        if self.sample_every == 1:  # every step is a sample (the default): the next one
+        if self.sample_every == 1 or self._every_step:  # the default: the next step
             return passed + 1
         base = ticks + passed
         due = (base // self._poll_every + 1) * self._poll_every
@@ -339,7 +339,9 @@ class Device:
                 if self._last_time != now:
                     # not integrated (yet: an OPP change integrates): this governor's
                     # signal alone, its processor's other integrals wait for _collect
-                    util_busy[local] += proc.take_core_busy()
+                    # (a quiet processor's is 0.0: take_core_busy's test, inlined)
+                    if proc.running or proc.max_core_busy != 0.0 or proc._held is not _NO_HOLD:
+                        util_busy[local] += proc.take_core_busy()
                     util_time[local] += now - took.get(local, self._last_time)
                     took[local] = now
                 time_ = util_time[local]
@@ -438,6 +440,8 @@ class Device:
         self._periodic = [(local, every, self.domains[local], self.governors[local],
                            self.processors[local])
                           for local, every in self._governor_every.items()]
+        # a governor decides every base step (schedutil's 10 ms): the sampler wakes at each
+        self._every_step = 1 in self._governor_every.values()
 
     def dvfs_state(self) -> tuple:
         """What fast-forward keys on: every domain's thermal cap index, and its OPP

@@ -489,6 +489,15 @@ class _PlanState:
         routes: dict[tuple, tuple[list, tuple]] = {}  # (src, dst) -> (route, its key)
         where = self.where
         for row, succs in enumerate(trace.succs):
+            if len(succs) == 1:  # most rows: one group, without the grouping dict
+                succ = succs[0]
+                pair = (where[row], where[succ])
+                found = routes.get(pair)
+                if found is None:
+                    route = system.route(*pair)
+                    found = routes[pair] = (route, tuple(id(c) for c in route))
+                self.fanout.append([(found[0], [succ])])
+                continue
             groups: dict[tuple, tuple[list, list[int]]] = {}
             for succ in succs:
                 pair = (where[row], where[succ])
