@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from itertools import repeat
+from itertools import accumulate, repeat
+from operator import sub
 
 import numpy as np
 import simpy
@@ -151,6 +152,8 @@ class Device:
         self._waiting = False  # the sampler waits for its next wake
         self._pending = 0  # base steps from the last wake to the one it waits for
         self._temps = self.thermal.temperatures  # °C at the last integration
+        self._temps_list = self._temps.tolist()  # the same, as a list
+        self._temps_of = self.thermal.theta  # the theta they are of
         self.stride = 1  # base thermal steps per sampler tick (fast-forward)
         self.replaying = False  # DVFS governors hold their OPPs (fast-forward)
         # Fast-forward's steady-state watch: called after every tick with the node
@@ -168,25 +171,43 @@ class Device:
                              in self._domain_labels for label in (freq_label, cap_label)]
         self._power_codes: dict[str, int] = {}
         self._power_total_code = self._code(f"{prefix}power.total")
+        # a sample's name codes: temperatures and levels, then (see _layout) powers
+        self._head_codes = array("I", self._temp_codes + self._level_codes)
+        self._layout_codes = self._head_codes
+        self._layout_size = -1  # components in _layout_codes (none yet)
         self._dram_energy_per_byte = spec.memory["dram"].energy_per_byte  # J/B
         self._base_power = spec.power.base  # W
         # W, summed once in the order the tick used to sum it (the same float)
         self._memory_idle = sum(m.idle for m in spec.memory.values())
         self._sampled_at = env.now  # s: the previous sample (power is a mean since then)
         self._sampled_energy = dict(self.energy)  # J per component at that sample
+        self._sampled_joules = list(self.energy.values())  # the same, in order
         self._record_sample()
 
     # -- power ------------------------------------------------------------
     def _collect(self, dt: float) -> tuple[dict[str, float], np.ndarray]:
         """Energy per component over the last ``dt`` seconds and power per node."""
-        temps = self.thermal.temperatures.tolist()
+        thermal = self.thermal
+        if self._temps_of is thermal.theta:  # the last integration's (theta unchanged)
+            temps = self._temps_list
+        else:
+            temps = thermal.temperatures.tolist()
         node_power = [0.0] * len(temps)
         energy: dict[str, float] = {}
         dram_bytes = 0.0
         util_busy, util_time = self._util_busy, self._util_time
         took = self._took
+        now = self.env.now
         for local, proc, units, power, domain, node in self._tick_table:
-            integrals = proc.take_integrals_unless_quiet()
+            # Processor.take_integrals_unless_quiet, its test inlined (every
+            # processor, every integration; most are quiet)
+            if (proc.running or proc._held is not _NO_HOLD or proc.energy_dynamic != 0.0
+                    or proc.busy_time != 0.0 or proc.max_core_busy != 0.0
+                    or proc.dram_bytes != 0.0):
+                integrals = proc.take_integrals()
+            else:
+                proc._t = now
+                integrals = None
             core_dt = dt
             if took:
                 since = took.pop(local, None)
@@ -386,6 +407,8 @@ class Device:
             totals[name] += joules
         self._last_time = now
         temps = self._temps = thermal.temperatures
+        # as a list too, for the next _collect and a sample (valid while theta is this)
+        self._temps_list, self._temps_of = temps.tolist(), thermal.theta
         np.maximum(self.peak, temps, out=self.peak)
         return node_power
 
@@ -520,39 +543,58 @@ class Device:
             now = self.env.now
         if temps is None:
             temps = self.thermal.temperatures
-        codes = self._sample_codes
-        values = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
-        codes.extend(self._temp_codes)
         if levels is None:
-            for _freq_label, _cap_label, domain in self._domain_labels:
-                values.append(domain.frequencies[domain.index])
-                values.append(domain.frequencies[domain.cap])
-        else:
-            values.extend(levels)
-        codes.extend(self._level_codes)
+            levels = self.levels()
         if energy is None:
             energy = self.energy
         period = now - self._sampled_at
+        if temps is self._temps and self._temps_of is self.thermal.theta:
+            values = self._temps_list.copy()  # the last integration's, as a list
+        else:
+            values = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
+        values += levels
         if period > 0:
-            power_codes, before = self._power_codes, self._sampled_energy
-            total = 0.0
-            for name, joules in energy.items():
-                code = power_codes.get(name)
-                if code is None:
-                    code = power_codes[name] = self._code(f"{self.prefix}power.{name}")
-                joules -= before.get(name, 0.0)
-                total += joules
-                values.append(joules / period)
-                codes.append(code)
-            values.append(total / period)
-            codes.append(self._power_total_code)
+            joules = energy.values()
+            if len(energy) == self._layout_size:  # the usual layout: no new component
+                # the loop below in C: differences, their running total from 0.0
+                # (the same additions in the same order) and means
+                diffs = list(map(sub, joules, self._sampled_joules))
+                total = list(accumulate(diffs, initial=0.0))[-1]
+                values += [d / period for d in diffs]
+                values.append(total / period)
+                codes = self._layout_codes
+            else:
+                codes = self._layout(energy)
+                before, total = self._sampled_energy, 0.0
+                for name, value in energy.items():
+                    value -= before.get(name, 0.0)
+                    total += value
+                    values.append(value / period)
+                values.append(total / period)
             self._sampled_energy = dict(energy)
+            self._sampled_joules = list(joules)
             self._sampled_at = now
+        else:  # no period yet (the first sample): no power
+            codes = self._head_codes
+        self._sample_codes.extend(codes)
         self._sample_starts.append(len(self._sample_values))
         self._sample_values.extend(values)
         self._sample_times.extend(repeat(now, len(values)))
         if len(self._sample_starts) > _MAX_SAMPLES:
             self._halve()
+
+    def _layout(self, energy: dict[str, float]) -> array:
+        """The name codes of a sample with power per component of ``energy``
+        (temperatures, levels, then each component's power and the total), kept
+        for the samples that follow while the components stay the same."""
+        for name in energy:
+            if name not in self._power_codes:
+                self._power_codes[name] = self._code(f"{self.prefix}power.{name}")
+        self._layout_codes = array("I", self._head_codes)
+        self._layout_codes.extend(self._power_codes[name] for name in energy)
+        self._layout_codes.append(self._power_total_code)
+        self._layout_size = len(energy)
+        return self._layout_codes
 
     def _halve(self) -> None:
         """Merge the samples after the first in pairs (the later one's time,
