@@ -155,6 +155,7 @@ class Device:
         self._temps_list = self._temps.tolist()  # the same, as a list
         self._temps_of = self.thermal.theta  # the theta they are of
         self.stride = 1  # base thermal steps per sampler tick (fast-forward)
+        self._paused_stride = False  # a pause strides (begin_pause)
         self.replaying = False  # DVFS governors hold their OPPs (fast-forward)
         # Fast-forward's steady-state watch: called after every tick with the node
         # power (W) and temperatures (°C) of that tick; None without fast-forward.
@@ -420,6 +421,31 @@ class Device:
         if self.env.now - self._last_time <= 0:
             return
         self._integrate()
+
+    def begin_pause(self, stride: int | None = None) -> None:
+        """A job's pause starts now: account what came before apart from it. With
+        ``stride`` (fast-forward's long step) the sampler takes that many base
+        steps at a time while the device idles (exact for its constant power),
+        still waking for every governor period and thermal poll."""
+        if stride is None:  # a lazy sampler may be a poll period behind (catch_up)
+            self.catch_up()
+            return
+        self.settle()  # the active time's energy, up to now (a step may be pending)
+        self.stride = stride
+        self.reschedule()  # its polls come every poll period, not after a long step
+        self._paused_stride = True
+
+    def end_pause(self) -> None:
+        """The pause :meth:`begin_pause` started ends now: its energy is settled
+        apart, and a long sampler step still pending is cut short (the governors
+        and trip polls of what follows wait for no long step)."""
+        if not self._paused_stride:
+            self.catch_up()
+            return
+        self.settle()
+        self.stride = 1
+        self.reschedule()
+        self._paused_stride = False
 
     def catch_up(self) -> None:
         """:meth:`settle` if the device is more than one base step behind: a

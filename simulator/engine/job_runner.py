@@ -222,23 +222,13 @@ class JobRunner:
     def _pause(self):
         """SimPy generator: the job idles for ``job.pause`` seconds."""
         device = self.system.devices[self.job.device]
-        if self.fast_forward is not None:
-            self.fast_forward.boundary()
-            device.settle()  # the active time's energy, settled up to now (a step may be pending)
-            device.stride = self.fast_forward.stride  # an idle device: long steps are exact
-            device.reschedule()  # but its polls come every poll period, not after a long step
-        else:  # a lazy sampler may be a poll period behind (Device.catch_up)
-            device.catch_up()
+        ff = self.fast_forward
+        if ff is not None:
+            ff.boundary()
+        device.begin_pause(ff.stride if ff is not None else None)
         energy, start = device.total_energy, self.env.now
         yield self.env.timeout(self.job.pause)
-        if self.fast_forward is not None:
-            # a long sampler step may still be pending: the pause's energy, settled now,
-            # and the governors and trip polls of what follows wait for no long step
-            device.settle()
-            device.stride = 1
-            device.reschedule()
-        else:
-            device.catch_up()
+        device.end_pause()
         self.pause_time += self.env.now - start
         self.pause_energy += device.total_energy - energy
 
