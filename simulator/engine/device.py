@@ -31,9 +31,12 @@ from collections.abc import Callable
 from itertools import accumulate, repeat
 from operator import sub
 
+from heapq import heappush
+
 import numpy as np
 import simpy
-from simpy.events import Timeout
+from simpy.events import NORMAL as _NORMAL
+from simpy.events import URGENT as _URGENT
 
 from ..hardware.cost import CostModel
 from ..spec.soc import SocSpec
@@ -148,7 +151,7 @@ class Device:
         # When a governor last took its processor's busiest-core time between
         # two integrations (local -> s): its signal's period starts there.
         self._took: dict[str, float] = {}
-        self._process = None  # the sampler (start())
+        self._next = None  # the sampler's pending wake (_aim), None once stale
         self._waiting = False  # the sampler waits for its next wake
         self._pending = 0  # base steps from the last wake to the one it waits for
         self._temps = self.thermal.temperatures  # °C at the last integration
@@ -273,31 +276,35 @@ class Device:
         self.radios.append(radio)
 
     # -- the sampler --------------------------------------------------------
-    def sampler(self):
-        """SimPy process: wakes at the base thermal steps where something observes
-        or changes the device's state (see :meth:`_due`) and integrates power and
-        heat up to there when it must (``stride`` steps at a time while
-        fast-forwarding). A :meth:`reschedule` (a new periodic governor, the end
-        of a pause) interrupts a pending wake and aims at the new next one."""
-        step, env = self.step, self.env
-        while True:
-            steps = self._due()
-            if env.now == self._tick_time:
-                delay = step * steps  # the old tick's own sum, for the same float times
-            else:  # rescheduled mid-step: aim at the grid point
-                delay = self._tick_time + step * steps - env.now
-            self._waiting, self._pending = True, steps
-            try:
-                yield Timeout(env, delay if delay > 0.0 else 0.0)  # env.timeout, minus its indirection
-            except simpy.Interrupt:
-                continue
-            finally:
-                self._waiting = False
-            self._wake(steps)
+    # The sampler wakes at the base thermal steps where something observes or
+    # changes the device's state (see :meth:`_due`) and integrates power and heat
+    # up to there when it must (``stride`` steps at a time while fast-forwarding).
+    # It was a SimPy process; it is now a chain of its own events pushed onto
+    # SimPy's queue (as kernel completions are, see Processor._time), at the same
+    # times, priorities and places in the queue as the process's events were
+    # (its start and a re-aim: URGENT now, like SimPy's Initialize and Interruption;
+    # a wake: NORMAL after the delay, like its Timeout): the same run, without a
+    # generator resumed through SimPy's Process per wake.
 
     def start(self) -> None:
-        """Start the sampler process."""
-        self._process = self.env.process(self.sampler())
+        """Start the sampler (as ``env.process`` would: an urgent event now)."""
+        self._push(_URGENT, 0.0, _SamplerEvent(self, _aim, 0))
+
+    def _push(self, priority: int, delay: float, event: _SamplerEvent) -> None:
+        env = self.env
+        heappush(env._queue, (env._now + delay, priority, next(env._eid), event))
+
+    def _aim(self) -> None:
+        """Schedule the next wake (the old sampler loop's head)."""
+        steps = self._due()
+        now = self.env._now
+        if now == self._tick_time:
+            delay = self.step * steps  # the old tick's own sum, for the same float times
+        else:  # rescheduled mid-step: aim at the grid point
+            delay = self._tick_time + self.step * steps - now
+        self._waiting, self._pending = True, steps
+        self._next = _SamplerEvent(self, _woken, steps)
+        self._push(_NORMAL, delay if delay > 0.0 else 0.0, self._next)
 
     def reschedule(self) -> None:
         """The next wake may have moved earlier (a periodic governor was set, a
@@ -305,8 +312,9 @@ class Device:
         rather than after the pending step (governor decisions and trip polls
         must not wait for it)."""
         if self._waiting and self._due() < self._pending:  # (else the same wake: keep
-            self._process.interrupt()                     # its time to the last bit)
-            self._waiting = False  # one interrupt is enough
+            self._next = None  # its time to the last bit) the pending wake goes stale
+            self._waiting = False  # one re-aim is enough
+            self._push(_URGENT, 0.0, _SamplerEvent(self, _aim, 0))
 
     @property
     def lazy(self) -> bool:
@@ -700,3 +708,28 @@ class Device:
         names = nodes or self.thermal.names
         return float(max(self.peak[self.thermal.index[n]] for n in names))
 
+
+
+def _aim(event: _SamplerEvent) -> None:
+    """SimPy callback: the sampler starts, or re-aims after a reschedule."""
+    event.device._aim()
+
+
+def _woken(event: _SamplerEvent) -> None:
+    """SimPy callback: the sampler's wake, unless a reschedule made it stale."""
+    device = event.device
+    if event is device._next:
+        device._waiting = False
+        device._wake(event.steps)
+        device._aim()
+
+
+class _SamplerEvent:
+    """One of the sampler's events on SimPy's queue (see Device._aim)."""
+
+    __slots__ = ("callbacks", "device", "steps")
+    _ok = True  # never fails
+
+    def __init__(self, device: Device, callback, steps: int):
+        self.callbacks = [callback]
+        self.device, self.steps = device, steps
