@@ -361,7 +361,7 @@ class Device:
         sampled = ticks // self.sample_every > before // self.sample_every
         hook = self.tick_hook
         node_power = None
-        if polled or sampled or not self.lazy:
+        if polled or sampled or self.stride != 1 or hook is not None:  # (not self.lazy)
             node_power = self._integrate()
         util_busy, util_time, took = self._util_busy, self._util_time, self._took
         for local, every, domain, governor, proc in self._periodic:
@@ -372,6 +372,14 @@ class Device:
                     # (a quiet processor's is 0.0: take_core_busy's test, inlined)
                     if proc.running or proc.max_core_busy != 0.0 or proc._held is not _NO_HOLD:
                         util_busy[local] += proc.take_core_busy()
+                    elif util_busy[local] == 0.0:
+                        # idle all period: the lines below come to a utilisation of
+                        # exactly 0.0 (0.0 over a positive time), whatever the time
+                        took[local] = now
+                        util_time[local] = 0.0
+                        if not self.replaying:
+                            governor.update(domain, 0.0)
+                        continue
                     util_time[local] += now - took.get(local, self._last_time)
                     took[local] = now
                 time_ = util_time[local]
