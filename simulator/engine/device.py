@@ -184,8 +184,9 @@ class Device:
         # W, summed once in the order the tick used to sum it (the same float)
         self._memory_idle = sum(m.idle for m in spec.memory.values())
         self._sampled_at = env.now  # s: the previous sample (power is a mean since then)
-        self._sampled_energy = dict(self.energy)  # J per component at that sample
-        self._sampled_joules = list(self.energy.values())  # the same, in order
+        # J per component at that sample, and the components (the layout's order)
+        self._sampled_joules = list(self.energy.values())
+        self._sampled_names = list(self.energy)
         self._record_sample()
 
     # -- power ------------------------------------------------------------
@@ -296,8 +297,16 @@ class Device:
 
     def _aim(self) -> None:
         """Schedule the next wake (the old sampler loop's head)."""
-        steps = self._due()
         now = self.env._now
+        if (now == self._tick_time and self.stride == 1 and self.tick_hook is None
+                and (self._every_step or self.sample_every == 1)):
+            # what _due and the lines below come to when the next step is due (the
+            # default): one step (``step * 1`` is ``step``)
+            self._waiting, self._pending = True, 1
+            self._next = _SamplerEvent(self, _woken, 1)
+            self._push(_NORMAL, self.step, self._next)
+            return
+        steps = self._due()
         if now == self._tick_time:
             delay = self.step * steps  # the old tick's own sum, for the same float times
         else:  # rescheduled mid-step: aim at the grid point
@@ -607,13 +616,14 @@ class Device:
                 codes = self._layout_codes
             else:
                 codes = self._layout(energy)
-                before, total = self._sampled_energy, 0.0
+                before = dict(zip(self._sampled_names, self._sampled_joules))
+                total = 0.0
                 for name, value in energy.items():
                     value -= before.get(name, 0.0)
                     total += value
                     values.append(value / period)
                 values.append(total / period)
-            self._sampled_energy = dict(energy)
+                self._sampled_names = list(energy)
             self._sampled_joules = list(joules)
             self._sampled_at = now
         else:  # no period yet (the first sample): no power
