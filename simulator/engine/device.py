@@ -1,6 +1,6 @@
 """A device at run time: processors, DVFS, power integration and thermal state.
 
-One SimPy process (the sampler) wakes on the grid of thermal steps, but only at
+The sampler (a chain of SimPy events, see Device._aim) wakes on the grid of
 the steps where something happens: a periodic DVFS governor decides, the thermal
 governor polls (at least that often the leakage's temperature is refreshed, trip
 points or not) or a time-series sample is due. Power and heat are integrated
@@ -28,10 +28,9 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
+from heapq import heappush
 from itertools import accumulate, repeat
 from operator import sub
-
-from heapq import heappush
 
 import numpy as np
 import simpy
@@ -725,7 +724,6 @@ class Device:
         """Peak temperature (°C) reached by ``nodes`` (all nodes if None)."""
         names = nodes or self.thermal.names
         return float(max(self.peak[self.thermal.index[n]] for n in names))
-
 
 
 def _aim(event: _SamplerEvent) -> None:
