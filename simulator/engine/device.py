@@ -1,7 +1,7 @@
 """A device at run time: processors, DVFS, power integration and thermal state.
 
 The sampler (a chain of SimPy events, see Device._aim) wakes on the grid of
-the steps where something happens: a periodic DVFS governor decides, the thermal
+thermal steps, but only at the steps where something happens: a periodic DVFS governor decides, the thermal
 governor polls (at least that often the leakage's temperature is refreshed, trip
 points or not) or a time-series sample is due. Power and heat are integrated
 *lazily*, at those polls and samples and at power-change points between them
