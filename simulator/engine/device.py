@@ -2,8 +2,8 @@
 
 The sampler (a chain of SimPy events, see Device._aim) wakes on the grid of
 thermal steps, but only at the steps where something happens: a periodic DVFS
-governor decides, the thermal governor polls (at least that often the leakage's temperature is refreshed, trip
-points or not) or a time-series sample is due. Power and heat are integrated
+governor decides, the thermal governor polls (at least that often the leakage's
+temperature is refreshed, trip points or not) or a time-series sample is due. Power and heat are integrated
 *lazily*, at those polls and samples and at power-change points between them
 (an OPP change more than a step after the last integration, a pause, the end):
 it collects each processor's exact energy integrals, adds leakage
