@@ -3,18 +3,18 @@
 The sampler (a chain of SimPy events, see Device._aim) wakes on the grid of
 thermal steps, but only at the steps where something happens: a periodic DVFS
 governor decides, the thermal governor polls (at least that often the leakage's
-temperature is refreshed, trip points or not) or a time-series sample is due. Power and heat are integrated
-*lazily*, at those polls and samples and at power-change points between them
-(an OPP change more than a step after the last integration, a pause, the end):
-it collects each processor's exact energy integrals, adds leakage
-(temperature-dependent, at the interval's start), idle, DRAM and base power,
-and steps the RC network exactly for the interval's mean power (a propagator
-per length, cached). A governor's wake in between reads only its processor's
-busiest-core time. With a sample every step (the default 10 ms) every wake
-integrates: the old fixed tick, bit for bit. Kernel events never touch numpy,
-which keeps the engine fast. A device with flash storage (``storage:`` in the
-SoC file) adds its read/write energy as the ``storage`` component
-(:mod:`simulator.engine.storage`).
+temperature is refreshed, trip points or not) or a time-series sample is due.
+Power and heat are integrated *lazily*, at those polls and samples and at
+power-change points between them (an OPP change more than a step after the last
+integration, a pause, the end): it collects each processor's exact energy
+integrals, adds leakage (temperature-dependent, at the interval's start), idle,
+DRAM and base power, and steps the RC network exactly for the interval's mean
+power (a propagator per length, cached). A governor's wake in between reads only
+its processor's busiest-core time. With a sample every step (the default 10 ms)
+every wake integrates: the old fixed tick, bit for bit. Kernel events never
+touch numpy, which keeps the engine fast. A device with flash storage
+(``storage:`` in the SoC file) adds its read/write energy as the ``storage``
+component (:mod:`simulator.engine.storage`).
 
 While a job fast-forwards (:mod:`simulator.engine.fast_forward`) the sampler
 takes ``stride`` base steps at a time and integrates at every one (exact for
