@@ -87,6 +87,7 @@ class Trace:
     def total_flops(self) -> float:
         return float(self.table["flops"].sum())
 
+    @gc_paused  # many long-lived rows, no garbage: see simulator._gc
     def with_deps(self, deps: list[tuple[int, ...]], source: str | None = None) -> Trace:
         """A copy whose row ``r`` waits for the kernel ids ``deps[r]`` (row order kept).
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 import pytest
@@ -120,6 +121,45 @@ def test_schedutil_lowers_the_frequency_of_an_idle_domain(tiny_soc):
     domain = FrequencyDomain("x", tiny_soc.cpu["big"].opps)
     assert governor.decide(domain, 0.1) == 0
     assert governor.decide(domain, 1.0) == domain.top
+
+
+def test_schedutil_skips_exactly_the_decisions_that_keep_the_request():
+    # update() skips decide + request for utilisations in a cached interval: it
+    # must leave every domain state exactly as decide + request would, at every
+    # OPP, request, cap and floor, at the interval's float edges too
+    from simulator.spec.soc import OPP
+
+    opps = [OPP(frequency=f"{f} MHz", voltage=f"{v} V") for f, v in
+            ((300, 0.6), (600, 0.65), (960, 0.7), (1200, 0.8), (1500, 0.9))]
+    rng = random.Random(7)
+    governor = Schedutil(period=0.01)
+    for floor in (None, 6e8):
+        for index in range(len(opps)):
+            for requested in range(len(opps)):
+                for cap in (len(opps) - 1, 2):
+                    domain = FrequencyDomain("x", opps, floor)
+                    domain.requested, domain.cap = requested, cap
+                    domain.index = min(requested, cap)
+                    if domain.index != index:
+                        continue
+                    low, high = governor._keeping(domain)
+                    edges = [u for u in (low, high) if 0.0 <= u <= 1.0]
+                    utils = ([0.0, 1.0, -0.5, 2.0] + [rng.random() for _ in range(40)]
+                             + edges + [math.nextafter(u, 2.0) for u in edges]
+                             + [math.nextafter(u, -1.0) for u in edges])
+                    for u in utils:
+                        state = (domain.requested, domain.index)
+                        governor.update(domain, u)
+                        after = (domain.requested, domain.index)
+                        domain.requested, domain.index = state
+                        domain.request(governor.decide(domain, u))
+                        assert (domain.requested, domain.index) == after, (index, u)
+                        domain.requested, domain.index = state
+    # the common fixed points are skipped: idle at the floor, fully busy at the top
+    domain = FrequencyDomain("x", opps)
+    assert governor._keeping(domain)[1] == math.inf  # busy at the top
+    domain.request(0)
+    assert governor._keeping(domain)[0] == -math.inf  # idle at the floor
 
 
 def test_no_governor_goes_below_the_os_floor_but_the_thermal_cap_does(tiny_soc):

@@ -1,20 +1,20 @@
 """A device at run time: processors, DVFS, power integration and thermal state.
 
-One SimPy process (the sampler) wakes on the grid of thermal steps, but only at
-the steps where something happens: a periodic DVFS governor decides, the thermal
-governor polls (at least that often the leakage's temperature is refreshed, trip
-points or not) or a time-series sample is due. Power and heat are integrated
-*lazily*, at those polls and samples and at power-change points between them
-(an OPP change more than a step after the last integration, a pause, the end):
-it collects each processor's exact energy integrals, adds leakage
-(temperature-dependent, at the interval's start), idle, DRAM and base power,
-and steps the RC network exactly for the interval's mean power (a propagator
-per length, cached). A governor's wake in between reads only its processor's
-busiest-core time. With a sample every step (the default 10 ms) every wake
-integrates: the old fixed tick, bit for bit. Kernel events never touch numpy,
-which keeps the engine fast. A device with flash storage (``storage:`` in the
-SoC file) adds its read/write energy as the ``storage`` component
-(:mod:`simulator.engine.storage`).
+The sampler (a chain of SimPy events, see Device._aim) wakes on the grid of
+thermal steps, but only at the steps where something happens: a periodic DVFS
+governor decides, the thermal governor polls (at least that often the leakage's
+temperature is refreshed, trip points or not) or a time-series sample is due.
+Power and heat are integrated *lazily*, at those polls and samples and at
+power-change points between them (an OPP change more than a step after the last
+integration, a pause, the end): it collects each processor's exact energy
+integrals, adds leakage (temperature-dependent, at the interval's start), idle,
+DRAM and base power, and steps the RC network exactly for the interval's mean
+power (a propagator per length, cached). A governor's wake in between reads only
+its processor's busiest-core time. With a sample every step (the default 10 ms)
+every wake integrates: the old fixed tick, bit for bit. Kernel events never
+touch numpy, which keeps the engine fast. A device with flash storage
+(``storage:`` in the SoC file) adds its read/write energy as the ``storage``
+component (:mod:`simulator.engine.storage`).
 
 While a job fast-forwards (:mod:`simulator.engine.fast_forward`) the sampler
 takes ``stride`` base steps at a time and integrates at every one (exact for
@@ -28,16 +28,20 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
+from heapq import heappush
+from itertools import accumulate
+from operator import sub
 
 import numpy as np
 import simpy
-from simpy.events import Timeout
+from simpy.events import NORMAL as _NORMAL
+from simpy.events import URGENT as _URGENT
 
 from ..hardware.cost import CostModel
 from ..spec.soc import SocSpec
 from .dvfs import FrequencyDomain, Governor
 from .links import BandwidthSchedule, Channel
-from .processor import Processor, Task
+from .processor import _NO_HOLD, Processor, Task
 from .storage import Storage
 from .thermal import StepWiseGovernor, ThermalNetwork
 
@@ -147,11 +151,14 @@ class Device:
         # When a governor last took its processor's busiest-core time between
         # two integrations (local -> s): its signal's period starts there.
         self._took: dict[str, float] = {}
-        self._process = None  # the sampler (start())
+        self._next = None  # the sampler's pending wake (_aim), None once stale
         self._waiting = False  # the sampler waits for its next wake
         self._pending = 0  # base steps from the last wake to the one it waits for
         self._temps = self.thermal.temperatures  # °C at the last integration
+        self._temps_list = self._temps.tolist()  # the same, as a list
+        self._temps_of = self.thermal.theta  # the theta they are of
         self.stride = 1  # base thermal steps per sampler tick (fast-forward)
+        self._paused_stride = False  # a pause strides (begin_pause)
         self.replaying = False  # DVFS governors hold their OPPs (fast-forward)
         # Fast-forward's steady-state watch: called after every tick with the node
         # power (W) and temperatures (°C) of that tick; None without fast-forward.
@@ -168,25 +175,44 @@ class Device:
                              in self._domain_labels for label in (freq_label, cap_label)]
         self._power_codes: dict[str, int] = {}
         self._power_total_code = self._code(f"{prefix}power.total")
+        # a sample's name codes: temperatures and levels, then (see _layout) powers
+        self._head_codes = array("I", self._temp_codes + self._level_codes)
+        self._layout_codes = self._head_codes
+        self._layout_size = -1  # components in _layout_codes (none yet)
         self._dram_energy_per_byte = spec.memory["dram"].energy_per_byte  # J/B
         self._base_power = spec.power.base  # W
         # W, summed once in the order the tick used to sum it (the same float)
         self._memory_idle = sum(m.idle for m in spec.memory.values())
         self._sampled_at = env.now  # s: the previous sample (power is a mean since then)
-        self._sampled_energy = dict(self.energy)  # J per component at that sample
+        # J per component at that sample, and the components (the layout's order)
+        self._sampled_joules = list(self.energy.values())
+        self._sampled_names = list(self.energy)
         self._record_sample()
 
     # -- power ------------------------------------------------------------
     def _collect(self, dt: float) -> tuple[dict[str, float], np.ndarray]:
         """Energy per component over the last ``dt`` seconds and power per node."""
-        temps = self.thermal.temperatures.tolist()
+        thermal = self.thermal
+        if self._temps_of is thermal.theta:  # the last integration's (theta unchanged)
+            temps = self._temps_list
+        else:
+            temps = thermal.temperatures.tolist()
         node_power = [0.0] * len(temps)
         energy: dict[str, float] = {}
         dram_bytes = 0.0
         util_busy, util_time = self._util_busy, self._util_time
         took = self._took
+        now = self.env.now
         for local, proc, units, power, domain, node in self._tick_table:
-            integrals = proc.take_integrals_unless_quiet()
+            # Processor.take_integrals_unless_quiet, its test inlined (every
+            # processor, every integration; most are quiet)
+            if (proc.running or proc._held is not _NO_HOLD or proc.energy_dynamic != 0.0
+                    or proc.busy_time != 0.0 or proc.max_core_busy != 0.0
+                    or proc.dram_bytes != 0.0):
+                integrals = proc.take_integrals()
+            else:
+                proc._t = now
+                integrals = None
             core_dt = dt
             if took:
                 since = took.pop(local, None)
@@ -251,31 +277,43 @@ class Device:
         self.radios.append(radio)
 
     # -- the sampler --------------------------------------------------------
-    def sampler(self):
-        """SimPy process: wakes at the base thermal steps where something observes
-        or changes the device's state (see :meth:`_due`) and integrates power and
-        heat up to there when it must (``stride`` steps at a time while
-        fast-forwarding). A :meth:`reschedule` (a new periodic governor, the end
-        of a pause) interrupts a pending wake and aims at the new next one."""
-        step, env = self.step, self.env
-        while True:
-            steps = self._due()
-            if env.now == self._tick_time:
-                delay = step * steps  # the old tick's own sum, for the same float times
-            else:  # rescheduled mid-step: aim at the grid point
-                delay = self._tick_time + step * steps - env.now
-            self._waiting, self._pending = True, steps
-            try:
-                yield Timeout(env, delay if delay > 0.0 else 0.0)  # env.timeout, minus its indirection
-            except simpy.Interrupt:
-                continue
-            finally:
-                self._waiting = False
-            self._wake(steps)
+    # The sampler wakes at the base thermal steps where something observes or
+    # changes the device's state (see :meth:`_due`) and integrates power and heat
+    # up to there when it must (``stride`` steps at a time while fast-forwarding).
+    # It was a SimPy process; it is now a chain of its own events pushed onto
+    # SimPy's queue (as kernel completions are, see Processor._time), at the same
+    # times, priorities and places in the queue as the process's events were
+    # (its start and a re-aim: URGENT now, like SimPy's Initialize and Interruption;
+    # a wake: NORMAL after the delay, like its Timeout): the same run, without a
+    # generator resumed through SimPy's Process per wake.
 
     def start(self) -> None:
-        """Start the sampler process."""
-        self._process = self.env.process(self.sampler())
+        """Start the sampler (as ``env.process`` would: an urgent event now)."""
+        self._push(_URGENT, 0.0, _SamplerEvent(self, _aim, 0))
+
+    def _push(self, priority: int, delay: float, event: _SamplerEvent) -> None:
+        env = self.env
+        heappush(env._queue, (env._now + delay, priority, next(env._eid), event))
+
+    def _aim(self) -> None:
+        """Schedule the next wake (the old sampler loop's head)."""
+        now = self.env._now
+        if (now == self._tick_time and self.stride == 1 and self.tick_hook is None
+                and (self._every_step or self.sample_every == 1)):
+            # what _due and the lines below come to when the next step is due (the
+            # default): one step (``step * 1`` is ``step``)
+            self._waiting, self._pending = True, 1
+            self._next = _SamplerEvent(self, _woken, 1)
+            self._push(_NORMAL, self.step, self._next)
+            return
+        steps = self._due()
+        if now == self._tick_time:
+            delay = self.step * steps  # the old tick's own sum, for the same float times
+        else:  # rescheduled mid-step: aim at the grid point
+            delay = self._tick_time + self.step * steps - now
+        self._waiting, self._pending = True, steps
+        self._next = _SamplerEvent(self, _woken, steps)
+        self._push(_NORMAL, delay if delay > 0.0 else 0.0, self._next)
 
     def reschedule(self) -> None:
         """The next wake may have moved earlier (a periodic governor was set, a
@@ -283,8 +321,9 @@ class Device:
         rather than after the pending step (governor decisions and trip polls
         must not wait for it)."""
         if self._waiting and self._due() < self._pending:  # (else the same wake: keep
-            self._process.interrupt()                     # its time to the last bit)
-            self._waiting = False  # one interrupt is enough
+            self._next = None  # its time to the last bit) the pending wake goes stale
+            self._waiting = False  # one re-aim is enough
+            self._push(_URGENT, 0.0, _SamplerEvent(self, _aim, 0))
 
     @property
     def lazy(self) -> bool:
@@ -307,7 +346,7 @@ class Device:
             passed = int((self.env.now - self._tick_time) / self.step + 1e-9)
         if not self.lazy:
             return max(self.stride, passed + 1)
-        if self.sample_every == 1:  # every step is a sample (the default): the next one
+        if self.sample_every == 1 or self._every_step:  # the default: the next step
             return passed + 1
         base = ticks + passed
         due = (base // self._poll_every + 1) * self._poll_every
@@ -331,7 +370,7 @@ class Device:
         sampled = ticks // self.sample_every > before // self.sample_every
         hook = self.tick_hook
         node_power = None
-        if polled or sampled or not self.lazy:
+        if polled or sampled or self.stride != 1 or hook is not None:  # (not self.lazy)
             node_power = self._integrate()
         util_busy, util_time, took = self._util_busy, self._util_time, self._took
         for local, every, domain, governor, proc in self._periodic:
@@ -339,14 +378,24 @@ class Device:
                 if self._last_time != now:
                     # not integrated (yet: an OPP change integrates): this governor's
                     # signal alone, its processor's other integrals wait for _collect
-                    util_busy[local] += proc.take_core_busy()
+                    # (a quiet processor's is 0.0: take_core_busy's test, inlined)
+                    if proc.running or proc.max_core_busy != 0.0 or proc._held is not _NO_HOLD:
+                        util_busy[local] += proc.take_core_busy()
+                    elif util_busy[local] == 0.0:
+                        # idle all period: the lines below come to a utilisation of
+                        # exactly 0.0 (0.0 over a positive time), whatever the time
+                        took[local] = now
+                        util_time[local] = 0.0
+                        if not self.replaying:
+                            governor.update(domain, 0.0)
+                        continue
                     util_time[local] += now - took.get(local, self._last_time)
                     took[local] = now
                 time_ = util_time[local]
                 util = util_busy[local] / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
                 util_busy[local] = util_time[local] = 0.0
                 if not self.replaying:
-                    domain.request(governor.decide(domain, util))
+                    governor.update(domain, util)
         if self.trip_governor is not None and polled:
             self.trip_governor.poll()
         if sampled or hook is not None:
@@ -384,6 +433,8 @@ class Device:
             totals[name] += joules
         self._last_time = now
         temps = self._temps = thermal.temperatures
+        # as a list too, for the next _collect and a sample (valid while theta is this)
+        self._temps_list, self._temps_of = temps.tolist(), thermal.theta
         np.maximum(self.peak, temps, out=self.peak)
         return node_power
 
@@ -395,6 +446,31 @@ class Device:
         if self.env.now - self._last_time <= 0:
             return
         self._integrate()
+
+    def begin_pause(self, stride: int | None = None) -> None:
+        """A job's pause starts now: account what came before apart from it. With
+        ``stride`` (fast-forward's long step) the sampler takes that many base
+        steps at a time while the device idles (exact for its constant power),
+        still waking for every governor period and thermal poll."""
+        if stride is None:  # a lazy sampler may be a poll period behind (catch_up)
+            self.catch_up()
+            return
+        self.settle()  # the active time's energy, up to now (a step may be pending)
+        self.stride = stride
+        self.reschedule()  # its polls come every poll period, not after a long step
+        self._paused_stride = True
+
+    def end_pause(self) -> None:
+        """The pause :meth:`begin_pause` started ends now: its energy is settled
+        apart, and a long sampler step still pending is cut short (the governors
+        and trip polls of what follows wait for no long step)."""
+        if not self._paused_stride:
+            self.catch_up()
+            return
+        self.settle()
+        self.stride = 1
+        self.reschedule()
+        self._paused_stride = False
 
     def catch_up(self) -> None:
         """:meth:`settle` if the device is more than one base step behind: a
@@ -438,6 +514,8 @@ class Device:
         self._periodic = [(local, every, self.domains[local], self.governors[local],
                            self.processors[local])
                           for local, every in self._governor_every.items()]
+        # a governor decides every base step (schedutil's 10 ms): the sampler wakes at each
+        self._every_step = 1 in self._governor_every.values()
 
     def dvfs_state(self) -> tuple:
         """What fast-forward keys on: every domain's thermal cap index, and its OPP
@@ -516,39 +594,59 @@ class Device:
             now = self.env.now
         if temps is None:
             temps = self.thermal.temperatures
-        codes = self._sample_codes
-        values = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
-        codes.extend(self._temp_codes)
         if levels is None:
-            for _freq_label, _cap_label, domain in self._domain_labels:
-                values.append(domain.frequencies[domain.index])
-                values.append(domain.frequencies[domain.cap])
-        else:
-            values.extend(levels)
-        codes.extend(self._level_codes)
+            levels = self.levels()
         if energy is None:
             energy = self.energy
         period = now - self._sampled_at
+        if temps is self._temps and self._temps_of is self.thermal.theta:
+            values = self._temps_list.copy()  # the last integration's, as a list
+        else:
+            values = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
+        values += levels
         if period > 0:
-            power_codes, before = self._power_codes, self._sampled_energy
-            total = 0.0
-            for name, joules in energy.items():
-                code = power_codes.get(name)
-                if code is None:
-                    code = power_codes[name] = self._code(f"{self.prefix}power.{name}")
-                joules -= before.get(name, 0.0)
-                total += joules
-                values.append(joules / period)
-                codes.append(code)
-            values.append(total / period)
-            codes.append(self._power_total_code)
-            self._sampled_energy = dict(energy)
+            joules = energy.values()
+            if len(energy) == self._layout_size:  # the usual layout: no new component
+                # the loop below in C: differences, their running total from 0.0
+                # (the same additions in the same order) and means
+                diffs = list(map(sub, joules, self._sampled_joules))
+                total = list(accumulate(diffs, initial=0.0))[-1]
+                values += [d / period for d in diffs]
+                values.append(total / period)
+                codes = self._layout_codes
+            else:
+                codes = self._layout(energy)
+                before = dict(zip(self._sampled_names, self._sampled_joules))
+                total = 0.0
+                for name, value in energy.items():
+                    value -= before.get(name, 0.0)
+                    total += value
+                    values.append(value / period)
+                values.append(total / period)
+                self._sampled_names = list(energy)
+            self._sampled_joules = list(joules)
             self._sampled_at = now
+        else:  # no period yet (the first sample): no power
+            codes = self._head_codes
+        self._sample_codes.extend(codes)
         self._sample_starts.append(len(self._sample_values))
         self._sample_values.extend(values)
         self._sample_times.append(now)
         if len(self._sample_starts) > _MAX_SAMPLES:
             self._halve()
+
+    def _layout(self, energy: dict[str, float]) -> array:
+        """The name codes of a sample with power per component of ``energy``
+        (temperatures, levels, then each component's power and the total), kept
+        for the samples that follow while the components stay the same."""
+        for name in energy:
+            if name not in self._power_codes:
+                self._power_codes[name] = self._code(f"{self.prefix}power.{name}")
+        self._layout_codes = array("I", self._head_codes)
+        self._layout_codes.extend(self._power_codes[name] for name in energy)
+        self._layout_codes.append(self._power_total_code)
+        self._layout_size = len(energy)
+        return self._layout_codes
 
     def _halve(self) -> None:
         """Merge the samples after the first in pairs (the later one's time,
@@ -641,3 +739,27 @@ class Device:
         names = nodes or self.thermal.names
         return float(max(self.peak[self.thermal.index[n]] for n in names))
 
+
+def _aim(event: _SamplerEvent) -> None:
+    """SimPy callback: the sampler starts, or re-aims after a reschedule."""
+    event.device._aim()
+
+
+def _woken(event: _SamplerEvent) -> None:
+    """SimPy callback: the sampler's wake, unless a reschedule made it stale."""
+    device = event.device
+    if event is device._next:
+        device._waiting = False
+        device._wake(event.steps)
+        device._aim()
+
+
+class _SamplerEvent:
+    """One of the sampler's events on SimPy's queue (see Device._aim)."""
+
+    __slots__ = ("callbacks", "device", "steps")
+    _ok = True  # never fails
+
+    def __init__(self, device: Device, callback, steps: int):
+        self.callbacks = [callback]
+        self.device, self.steps = device, steps

@@ -12,6 +12,8 @@ whose constructor takes explicit keyword parameters.
 from __future__ import annotations
 
 import bisect
+import math
+import struct
 from collections.abc import Callable
 
 from ..errors import ConfigError
@@ -110,6 +112,11 @@ class Governor:
         """Return the OPP index to request given utilisation in [0, 1] over the period."""
         return domain.requested
 
+    def update(self, domain: FrequencyDomain, utilisation: float) -> None:
+        """One periodic decision (the device calls this every ``period``):
+        request what :meth:`decide` returns."""
+        domain.request(self.decide(domain, utilisation))
+
 
 @GOVERNORS.register("performance")
 class Performance(Governor):
@@ -166,6 +173,60 @@ class Schedutil(Governor):
             raise ConfigError("schedutil needs period > 0 and headroom >= 1")
         self.period = period
         self.headroom = headroom
+        # (domain, OPP index, requested index) -> the utilisations that keep the
+        # request (see update); at most domains x OPPs^2 entries
+        self._keeps: dict[tuple, tuple[float, float]] = {}
+
+    def update(self, domain: FrequencyDomain, utilisation: float) -> None:
+        """:meth:`decide` and request, skipped when the decision is a fixed point.
+
+        Most decisions change nothing (an idle processor at its floor, a busy
+        one at the OPP its load asks for), and at a given OPP the request a
+        decision leaves depends on the utilisation alone, monotonically (a
+        product and a search over an ascending table, floored and capped).
+        The utilisations that keep the current request are therefore an
+        interval, found once per (OPP, request) by bisection over floats: a
+        utilisation inside it skips :meth:`decide` and :meth:`request`, exactly.
+        """
+        key = (domain, domain.index, domain.requested)
+        keeps = self._keeps.get(key)
+        if keeps is None:
+            keeps = self._keeps[key] = self._keeping(domain)
+        if keeps[0] <= utilisation <= keeps[1]:  # (NaN is outside: decided as before)
+            return
+        domain.request(self.decide(domain, utilisation))
+
+    def _keeping(self, domain: FrequencyDomain) -> tuple[float, float]:
+        """(low, high): the utilisations whose decision leaves ``domain.requested``
+        as it is at the current OPP (empty: ``(inf, -inf)``); below 0 and above 1
+        count as 0 and 1, as :meth:`decide` clamps them."""
+        floor, top, requested = domain.floor, domain.top, domain.requested
+
+        def kept_index(utilisation: float) -> int:  # what request() would make of it
+            return max(floor, min(self.decide(domain, utilisation), top))
+
+        def first(predicate) -> float | None:
+            """Smallest float u in [0, 1] with predicate(u) (monotone), None if none:
+            bisection over the bit patterns (ordered like the non-negative floats)."""
+            if not predicate(1.0):
+                return None
+            if predicate(0.0):
+                return 0.0
+            low, high = 0, _bits(1.0)  # predicate false at low, true at high
+            while high - low > 1:
+                middle = (low + high) // 2
+                if predicate(_float(middle)):
+                    high = middle
+                else:
+                    low = middle
+            return _float(high)
+
+        low = first(lambda u: kept_index(u) >= requested)
+        if low is None or kept_index(low) != requested:
+            return (math.inf, -math.inf)
+        above = first(lambda u: kept_index(u) > requested)
+        high = math.inf if above is None else _float(_bits(above) - 1)
+        return (-math.inf if low == 0.0 else low, high)
 
     def decide(self, domain: FrequencyDomain, utilisation: float) -> int:
         # runs every period on every domain: comparisons instead of min/max (the
@@ -176,3 +237,13 @@ class Schedutil(Governor):
             utilisation = 1.0
         target = self.headroom * domain.frequencies[domain.index] * utilisation
         return domain.index_at_least(target)
+
+
+def _bits(value: float) -> int:
+    """The IEEE 754 bit pattern of a non-negative float, as an int (same order)."""
+    return struct.unpack("<q", struct.pack("<d", value))[0]
+
+
+def _float(bits: int) -> float:
+    """The float of a bit pattern (:func:`_bits`'s inverse)."""
+    return struct.unpack("<d", struct.pack("<q", bits))[0]

@@ -243,23 +243,13 @@ class JobRunner:
     def _pause(self):
         """SimPy generator: the job idles for ``job.pause`` seconds."""
         device = self.system.devices[self.job.device]
-        if self.fast_forward is not None:
-            self.fast_forward.boundary()
-            device.settle()  # the active time's energy, settled up to now (a step may be pending)
-            device.stride = self.fast_forward.stride  # an idle device: long steps are exact
-            device.reschedule()  # but its polls come every poll period, not after a long step
-        else:  # a lazy sampler may be a poll period behind (Device.catch_up)
-            device.catch_up()
+        ff = self.fast_forward
+        if ff is not None:
+            ff.boundary()
+        device.begin_pause(ff.stride if ff is not None else None)
         energy, start = device.total_energy, self.env.now
         yield self.env.timeout(self.job.pause)
-        if self.fast_forward is not None:
-            # a long sampler step may still be pending: the pause's energy, settled now,
-            # and the governors and trip polls of what follows wait for no long step
-            device.settle()
-            device.stride = 1
-            device.reschedule()
-        else:
-            device.catch_up()
+        device.end_pause()
         self.pause_time += self.env.now - start
         self.pause_energy += device.total_energy - energy
 
@@ -369,14 +359,22 @@ class JobRunner:
                     self._send(route, state.bytes_out[row], rows,
                                arrive if check is None else
                                lambda rows, row=row: arrive(rows, row), task.label, report)
+                elif check is None:  # arrive(rows), inlined: once per kernel
+                    for succ in rows:
+                        count = waiting[succ] - 1
+                        waiting[succ] = count
+                        if count == 0:
+                            release(succ)
                 else:
                     arrive(rows, row)
             if download[row]:
                 self._send(download[row], state.bytes_out[row], [-2],
                            lambda home, row=row: downloaded(row, home),
                            task.label + " (output)", report)
-            else:
-                retire()
+            else:  # retire(), inlined
+                left[0] -= 1
+                if left[0] == 0 and not finished.triggered:
+                    finished.succeed()
 
         def downloaded(row: int, home: list[int]) -> None:
             if check is not None:
@@ -519,6 +517,15 @@ class _PlanState:
         routes: dict[tuple, tuple[list, tuple]] = {}  # (src, dst) -> (route, its key)
         where = self.where
         for row, succs in enumerate(trace.succs):
+            if len(succs) == 1:  # most rows: one group, without the grouping dict
+                succ = succs[0]
+                pair = (where[row], where[succ])
+                found = routes.get(pair)
+                if found is None:
+                    route = system.route(*pair)
+                    found = routes[pair] = (route, tuple(id(c) for c in route))
+                self.fanout.append([(found[0], [succ])])
+                continue
             groups: dict[tuple, tuple[list, list[int]]] = {}
             for succ in succs:
                 pair = (where[row], where[succ])

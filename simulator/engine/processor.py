@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from heapq import heappush
 
 import simpy
-from simpy.events import Timeout
+from simpy.events import NORMAL as _NORMAL
 
 from ..hardware.cost import KernelCost
 from ..spec.soc import ProcessorSpec
@@ -120,7 +121,7 @@ class Processor:
     # -- accounting -------------------------------------------------------
     def settle(self) -> None:
         """Bring the integrals up to ``env.now``."""
-        now = self.env.now
+        now = self.env._now
         dt = now - self._t
         if dt > 0:
             held_power, held_busy, held_core, held_dram = self._held
@@ -245,16 +246,27 @@ class Processor:
 
     # -- execution --------------------------------------------------------
     def _start(self, task: Task) -> None:
-        self.settle()
+        # settle() inlined (the same sums): once per kernel, the engine's hottest path
+        now = self.env._now  # env.now without the property
+        dt = now - self._t
+        if dt > 0:
+            held_power, held_busy, held_core, held_dram = self._held
+            busy = self.busy
+            self.energy_dynamic += (self.power + held_power) * dt
+            self.busy_time += (busy + held_busy) * dt
+            self.max_core_busy += ((busy if busy < 1.0 else 1.0) + held_core) * dt
+            self.dram_bytes += (self.dram_rate + held_dram) * dt
+            self._t = now
         if task.stream is not None:
             self._streams.add(task.stream)
-        self.free -= task.need
-        self.busy += task.need
+        need = task.need
+        self.free -= need
+        self.busy += need
         free_lanes, units = self.free_lanes, task.units
         if task.share >= 1.0 and len(free_lanes) >= units:
             task.lanes = tuple(free_lanes[:units])
             del free_lanes[:units]
-        task.start = task.t_last = self.env.now
+        task.start = task.t_last = now
         self.running.append(task)
         self._time(task)
 
@@ -293,30 +305,47 @@ class Processor:
         task.power, task.dram_rate = power, dram_rate
         task.gen += 1
         remaining = (1.0 - task.done) * duration
-        # Timeout(env, ...) is what env.timeout(...) does, minus SimPy's bound-
-        # class indirection (a third of the cost of scheduling the event)
-        event = Timeout(self.env, remaining if remaining > 0.0 else 0.0)
-        event.callbacks.append(_Completion(self, task, task.gen))
+        # What Timeout(env, remaining) does (the same time, ``now + delay``, and the
+        # same place in SimPy's queue: NORMAL priority, the next event id), with the
+        # completion as the event itself: one object per kernel instead of a
+        # Timeout, its callback list and a callback (SimPy's queue layout is pinned,
+        # see fast_forward._leap).
+        env = self.env
+        heappush(env._queue, (env._now + (remaining if remaining > 0.0 else 0.0), _NORMAL,
+                              next(env._eid), _Completion(self, task, task.gen)))
 
     def _finish(self, task: Task) -> None:
         self._release(task)
-        self._record(self, task, self.env.now)
+        self._record(self, task, self.env._now)
         task.on_done(task)
-        self._dispatch()
+        if self._queue:
+            self._dispatch()
 
     def _release(self, task: Task) -> None:
         """Take a running task off the units (finished or cancelled)."""
-        self.settle()
-        self.running.remove(task)
-        self.free += task.need
-        self.busy -= task.need
-        self.power -= task.power
-        self.dram_rate -= task.dram_rate
-        if abs(self.busy) < 1e-12:
-            self.busy = 0.0
-        if not self.running:  # avoid drift from float sums
+        # settle() inlined (the same sums), as in _start
+        now = self.env._now
+        dt = now - self._t
+        if dt > 0:
+            held_power, held_busy, held_core, held_dram = self._held
+            busy = self.busy
+            self.energy_dynamic += (self.power + held_power) * dt
+            self.busy_time += (busy + held_busy) * dt
+            self.max_core_busy += ((busy if busy < 1.0 else 1.0) + held_core) * dt
+            self.dram_bytes += (self.dram_rate + held_dram) * dt
+            self._t = now
+        running = self.running
+        running.remove(task)
+        if not running:  # avoid drift from float sums
             self.power = self.dram_rate = self.busy = 0.0
             self.free = self.capacity
+        else:
+            need = task.need
+            self.free += need
+            busy = self.busy - need
+            self.busy = 0.0 if -1e-12 < busy < 1e-12 else busy  # abs(busy) < 1e-12
+            self.power -= task.power
+            self.dram_rate -= task.dram_rate
         if task.lanes:
             free_lanes = self.free_lanes
             free_lanes.extend(task.lanes)
@@ -380,14 +409,21 @@ class Processor:
                 self._time(task)
 
 
-class _Completion:
-    """Completion callback bound to a task generation (stale ones do nothing)."""
+def _fire(event: _Completion) -> None:
+    """SimPy callback of a completion: finish the task unless it was re-timed since."""
+    if event.task.gen == event.gen:
+        event.processor._finish(event.task)
 
-    __slots__ = ("processor", "task", "gen")
+
+class _Completion:
+    """A kernel's completion event, bound to a task generation (stale ones do
+    nothing). It goes onto SimPy's queue as it is (see :meth:`Processor._time`),
+    so it has what ``Environment.step`` reads of an event: ``callbacks`` and
+    ``_ok``."""
+
+    __slots__ = ("callbacks", "processor", "task", "gen")
+    _ok = True  # a completion never fails
 
     def __init__(self, processor: Processor, task: Task, gen: int):
+        self.callbacks = [_fire]
         self.processor, self.task, self.gen = processor, task, gen
-
-    def __call__(self, _event) -> None:
-        if self.task.gen == self.gen:
-            self.processor._finish(self.task)

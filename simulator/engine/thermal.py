@@ -25,9 +25,10 @@ from ..errors import ConfigError
 from ..spec.soc import ThermalSpec
 from .dvfs import FrequencyDomain
 
-# Exact propagators kept for this many distinct step lengths (each two n x n
-# arrays, n the nodes: ~3 kB on a phone, ~1 MB in all): a bound, not a measured
-# need (estimate): a run repeats a handful of lengths (a pause, the rest of a step).
+# Exact propagators kept for this many distinct step lengths, per cache (each two
+# n x n arrays, n the nodes: ~3 kB on a phone, ~1 MB in all): a bound, not a
+# measured need (estimate): a run repeats a handful of lengths (a pause, the rest
+# of a step, the sampler's gaps, fast-forward's strides).
 _EXACT_CACHE = 256
 
 
@@ -104,6 +105,12 @@ class ThermalNetwork:
         """Exact ``(Phi, Gamma)`` of ``steps`` base steps, computed once per length."""
         pair = self._multi.get(steps)
         if pair is None:
+            # Bounded like _exact: a run uses a few lengths (1 step, the lazy
+            # sampler's gaps up to the next poll or sample, fast-forward's strides),
+            # but fast-forward's strides up to a temperature limit vary with the
+            # run, and a long one must not keep every length it ever took.
+            if len(self._multi) >= _EXACT_CACHE:
+                self._multi = {1: (self.phi, self.gamma)}
             pair = self._multi[steps] = self._propagators(self.step * steps)
         return pair
 
