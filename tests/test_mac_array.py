@@ -84,3 +84,47 @@ def test_a_split_part_carries_its_own_share_of_the_split_dimension():
                for p in pieces]
     assert [p["out_h"] for p in vanilla] == [19, 19, 18]
     assert [p["out_channels"] for p in vanilla] == [64, 64, 64]
+
+
+def test_weight_budget_pieces_carry_their_own_channels():
+    # ResNet-18's layer-4 3x3 conv: 512 -> 512 channels, 7 x 7, 2.36 MB of INT8 weights
+    record = _record(in_channels=512, out_channels=512, out_h=7, out_w=7, in_h=7, in_w=7,
+                     weight_bytes=512 * 512 * 9.0)
+    weights = record["weight_bytes"]
+    # three cores, each part (171 channels) twice its budget: two output-channel pieces
+    chains = plan_parts(record, SplitConfig(3, True, weights / 3 / 2 * 1.01, 1e9))[0]
+    for pieces, partial in chains:
+        assert not partial and len(pieces) == 2
+        assert [p["out_channels"] for p in pieces] == [86, 86]  # 171 / 2, not 171
+        assert all(p["in_channels"] == 512 for p in pieces)
+    # a budget too small for output channels alone: input-channel partial sums
+    few = _record(in_channels=512, out_channels=2, out_h=7, out_w=7, in_h=7, in_w=7,
+                  weight_bytes=2 * 512 * 9.0)
+    (pieces, partial), = plan_parts(few, SplitConfig(1, True, few["weight_bytes"] / 4, 1e9))[0]
+    assert partial and len(pieces) == 4
+    assert [p["in_channels"] for p in pieces] == [128] * 4
+    assert [p["out_channels"] for p in pieces] == [2] * 4
+
+
+def test_shared_memory_slices_carry_their_own_rows():
+    record = _record(in_channels=64, out_channels=64, out_h=56, out_w=56)
+    # input + output twice the shared memory: two slices of 28 rows each
+    slices = plan_parts(record, SplitConfig(1, True, 1e9, 1e5))
+    assert len(slices) == 2
+    assert [pieces[0]["out_h"] for chains in slices for pieces, _ in chains] == [28, 28]
+
+
+def test_a_part_narrowed_to_one_column_fills_one_pixel_lane():
+    # a 2-D map split by columns down to one column: one of 8 pixel lanes, not its rows
+    assert utilisation(B4096, 64, 64, 56, 1, in_w=3) == pytest.approx(1 / 8)
+    # a matrix product over a sequence (one input column, or untraced): its rows
+    assert utilisation(B4096, 64, 64, 56, 1, in_w=1) == pytest.approx(56 / 56)
+    assert utilisation(B4096, 64, 64, 56, 1) == pytest.approx(56 / 56)
+    # through the split: a wide, short map split by columns over 3 cores
+    record = _record(in_channels=16, out_channels=2, out_h=2, out_w=3, in_h=2, in_w=3)
+    parts = [p for (pieces, _) in plan_parts(record, SplitConfig(3, True, 1e9, 1e9))[0]
+             for p in pieces]
+    assert [p["out_w"] for p in parts] == [1, 1, 1]
+    assert all(utilisation(B4096, p["in_channels"], p["out_channels"], p["out_h"],
+                           p["out_w"], p["in_w"]) == pytest.approx(1 / 8 * 2 / 16)
+               for p in parts)

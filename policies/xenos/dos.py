@@ -89,7 +89,7 @@ def plan_parts(record: dict, cfg: SplitConfig) -> list[list[tuple[list[dict], bo
     slices = [dict(record)]
     if cfg.horizontal and record["bytes_in"] + record["bytes_out"] > cfg.shared:
         count = math.ceil((record["bytes_in"] + record["bytes_out"]) / cfg.shared)
-        slices = by_band(record, count, "inH")
+        slices = [narrowed(s, record, "inH") for s in by_band(record, count, "inH")]
     out = []
     total_out = max(record["bytes_out"], 1.0)
     for piece in slices:

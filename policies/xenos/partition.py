@@ -16,8 +16,10 @@ The record's shape columns describe the whole operator; parts keep them
 (the cost model uses ``kernel``/``stride`` for window reuse) and scale the
 ``flops``, ``bytes_in``, ``bytes_out`` and ``weight_bytes`` columns. The split
 over a board's units (:func:`.dos.plan_parts`) then cuts the split dimension's
-column to each part's share (:func:`narrowed`), which a MAC array's padded lanes
-depend on.
+column to each part's share (:func:`narrowed`; the shared-memory slices' rows,
+the units' parts and the pieces :func:`fit_parameters` cuts for the weight
+budget alike, ``in_channels`` for input-channel partial sums), which a MAC
+array's padded lanes depend on.
 """
 
 from __future__ import annotations
@@ -107,6 +109,15 @@ def narrowed(part: dict, whole: dict, axis: str) -> dict:
     return dict(part, **{column: max(1, round(extent(whole, axis) * share))})
 
 
+def narrowed_inputs(piece: dict, whole: dict, share: float) -> dict:
+    """``piece`` of ``whole`` that reads ``share`` of its input channels (an
+    input-channel partial sum, whose output is the whole's: :func:`narrowed`
+    cannot tell its share from ``bytes_out``) with ``in_channels`` cut to it."""
+    if not whole.get("in_channels"):
+        return piece
+    return dict(piece, in_channels=max(1, round(int(whole["in_channels"]) * share)))
+
+
 def fit_parameters(part: dict, budget: float, channels: int) -> tuple[list[dict], bool]:
     """Split one unit's part so its weights fit ``budget`` bytes of private memory.
 
@@ -122,7 +133,9 @@ def fit_parameters(part: dict, budget: float, channels: int) -> tuple[list[dict]
 
     Returns:
         the pieces, run one after another on the unit, and whether they are
-        partial sums that need a reduction.
+        partial sums that need a reduction. Each piece carries its own share of
+        the dimension it splits (``out_channels``, or ``in_channels`` for
+        partial sums), as the parts do (:func:`narrowed`).
     """
     weights = part["weight_bytes"]
     if weights <= budget or budget <= 0:
@@ -131,5 +144,7 @@ def fit_parameters(part: dict, budget: float, channels: int) -> tuple[list[dict]
     f = 1.0 / pieces
     if part["op"] in CHANNEL_LOCAL or pieces <= channels:
         inp = f if part["op"] in CHANNEL_LOCAL else 1.0
-        return [scaled(part, work=f, out=f, inp=inp, weights=f) for _ in range(pieces)], False
-    return [scaled(part, work=f, out=1.0, inp=f, weights=f) for _ in range(pieces)], True
+        piece = narrowed(scaled(part, work=f, out=f, inp=inp, weights=f), part, "outC")
+        return [dict(piece) for _ in range(pieces)], False
+    piece = narrowed_inputs(scaled(part, work=f, out=1.0, inp=f, weights=f), part, f)
+    return [dict(piece) for _ in range(pieces)], True

@@ -131,7 +131,8 @@ accelerator computes ``PP`` output positions x ``OCP`` output channels from
 ``ICP`` input channels per cycle, so a ``conv``, ``deconv``, ``matmul`` or
 ``fc`` kernel reaches its table efficiency times the fraction of lanes its
 dimensions fill (trace columns ``in_channels``, ``out_channels``, ``out_w``,
-else ``out_h``; :mod:`.mac_array`), whatever library costs it: the padding is
+else ``out_h`` when the map and its input (``in_w``) have one column;
+:mod:`.mac_array`), whatever library costs it: the padding is
 the hardware's.
 
 SIMD lanes (optional ``simd_waste``): the fraction of vector lanes that do no
@@ -347,14 +348,15 @@ class CostModel:
              fixed_s: float = 0.0, read_stride: float = 0.0, simd_waste: float = 0.0,
              memory_share: float = 1.0, spill: float = 0.0,
              out_channels: int = 0, in_channels: int = 0, out_h: int = 0,
-             out_w: int = 0) -> KernelCost:
+             out_w: int = 0, in_w: int = 0) -> KernelCost:
         """Cost of one kernel (sizes in bytes, ``flops`` in operations, ``fixed_s``
         seconds of processor-independent work; ``library`` picks a kernel-library
         table of the processor, if it has one; ``read_stride`` (bytes),
         ``simd_waste``, ``memory_share`` and ``spill`` as in the
         module docstring;
         ``out_channels`` for the processor's ``gemm_half_channels``, 0 if unknown;
-        ``in_channels``, ``out_channels``, ``out_h``, ``out_w`` for its ``mac_array``)."""
+        ``in_channels``, ``out_channels``, ``out_h``, ``out_w``, ``in_w`` for its
+        ``mac_array``)."""
         self.check_support(processor, op, precision)
         proc = self.processors[processor]
         lib = proc.libraries.get(library) if library else None
@@ -382,7 +384,8 @@ class CostModel:
         if simd_waste > 0:
             efficiency *= max(1e-6, 1.0 - simd_waste)
         if proc.mac_array is not None and op in ARRAY_OPS:
-            efficiency *= utilisation(proc.mac_array, in_channels, out_channels, out_h, out_w)
+            efficiency *= utilisation(proc.mac_array, in_channels, out_channels, out_h, out_w,
+                                      in_w)
         if (op == "conv" and out_channels > 0 and proc.gemm_half_channels > 0
                 and lib is None):
             efficiency *= out_channels / (out_channels + proc.gemm_half_channels)
@@ -496,7 +499,7 @@ class CostModel:
                library, float(_get(row, "fixed_s")), float(_get(row, "read_stride")),
                float(_get(row, "simd_waste")), memory_share, float(_get(row, "spill")),
                int(_get(row, "out_channels")), int(_get(row, "in_channels")),
-               int(_get(row, "out_h")), int(_get(row, "out_w")))
+               int(_get(row, "out_h")), int(_get(row, "out_w")), int(_get(row, "in_w")))
         cost = self._memo.get(key)
         if cost is None:
             cost = self._memo[key] = self.cost(
@@ -505,7 +508,7 @@ class CostModel:
                 kernel=key[10], stride=key[11], library=library, fixed_s=key[13],
                 read_stride=key[14], simd_waste=key[15], memory_share=memory_share,
                 spill=key[17], out_channels=key[18], in_channels=key[19], out_h=key[20],
-                out_w=key[21])
+                out_w=key[21], in_w=key[22])
         return cost
 
 

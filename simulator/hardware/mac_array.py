@@ -12,7 +12,11 @@ padded lanes compute nothing. So the array's utilisation is
 
 with ``P`` the output positions along the pixel dimension: the output row
 (``out_w``), or the rows (``out_h``) when the map has one column (a matrix
-product over a sequence, traced as ``out_h`` positions of width 1). A
+product over a sequence, traced as ``out_h`` positions of width 1). Whether a
+map has one column is read from its input width (``in_w``), which a split
+leaves whole: a band of a 2-D map narrowed to one output column (a split by
+columns) still has a wide input, and fills one pixel lane, not its rows;
+a sequence's input has one column too (``in_w`` 1, or 0 when not traced). A
 3-channel first convolution keeps 3 of 16 input lanes busy (u = 0.1875 on a
 16-channel array); a fully connected layer at batch 1 one of 8 pixel lanes.
 A dimension the trace leaves out (0) is taken as filling the array.
@@ -34,10 +38,12 @@ def lane_fill(size: int, lanes: int) -> float:
     return size / (lanes * math.ceil(size / lanes))
 
 
-def utilisation(array, in_channels: int, out_channels: int, out_h: int, out_w: int) -> float:
+def utilisation(array, in_channels: int, out_channels: int, out_h: int, out_w: int,
+                in_w: int = 0) -> float:
     """Fraction of ``array`` (a :class:`~simulator.spec.processor.MacArray`) busy
     for a layer of these dimensions (see the module docstring)."""
-    positions = out_w if out_w > 1 else out_h
+    one_column = out_w <= 1 and in_w <= 1
+    positions = out_h if one_column else out_w
     return (lane_fill(in_channels, array.in_channels)
             * lane_fill(out_channels, array.out_channels)
             * lane_fill(positions, array.pixels))

@@ -40,7 +40,7 @@ is fitted, as a residual: the Vanilla (``operator-centric``) library's rate on
 the MAC-bound kernels (that library's own ``efficiency`` table, the ``xenos``
 library keeping the processor's 0.90), by least squares on the two ends of the
 range, 1-D Nelder-Mead from 0.01, at most 30 iterations (under 2 min): 0.01758,
-HO 80.4-96.2 % (ShuffleNet least, CenterNet most). The sourced mechanisms act
+HO 80.4-96.1 % (ShuffleNet least, CenterNet most). The sourced mechanisms act
 in both libraries or in Vanilla alone without this number: the DPU array's
 padded lanes (``mac_array``, PG338's 8 x 16 x 16, from each layer's
 dimensions), every feature map through DDR4, Vanilla's loads not overlapped
