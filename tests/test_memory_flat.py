@@ -78,8 +78,12 @@ def test_an_iteration_log_without_pairs_keeps_count_sum_and_last():
     assert list(kept) == spans and kept[1] == spans[1] and kept[-2:] == spans[-2:]
     assert len(totals) == len(kept) == 4
     assert totals[-1] == kept[-1] == spans[-1]
-    # the same float as a sum over a list of durations (the metrics' latency_s)
-    assert totals.busy == kept.busy == sum(end - start for start, end in spans)
+    # the metrics' latency_s: the durations added left to right (not sum(), which
+    # compensates from Python 3.12)
+    busy = 0.0
+    for start, end in spans:
+        busy += end - start
+    assert totals.busy == kept.busy == busy
     assert not math.isclose(totals.busy, 0.0)
     with pytest.raises(LookupError, match="metrics_read_records"):
         totals[0]
@@ -87,6 +91,20 @@ def test_an_iteration_log_without_pairs_keeps_count_sum_and_last():
         list(totals)
     with pytest.raises(IndexError):
         kept[4]
+
+
+def test_an_iteration_log_kept_from_a_point_on_names_the_rule_for_earlier_pairs():
+    log = IterationLog(keep=False)
+    log.append((0.0, 1.0))
+    log.keep_from_now()  # a listener attached after one iteration
+    log.append((1.0, 3.0))
+    log.append((3.0, 4.0))
+    assert log[1] == (1.0, 3.0) and log[-1] == log[2] == (3.0, 4.0) and not log.kept
+    assert log.busy == 4.0 and len(log) == 3
+    with pytest.raises(LookupError, match="on_iteration listener"):
+        log[0]
+    with pytest.raises(LookupError, match="several jobs"):
+        list(log)
 
 
 def test_mandheling_keeps_no_kernel_record_its_metrics_do_not_read():
