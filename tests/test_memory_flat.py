@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 from conftest import kernel, make_trace
 
 from simulator.engine import device as device_module
 from simulator.engine.iterations import IterationLog
 from simulator.engine.simulation import Simulation
+from simulator.policy import POLICIES
 from simulator.spec.experiment import ExperimentSpec
 from simulator.spec.soc import SocSpec
 
@@ -123,3 +125,36 @@ def test_mandheling_keeps_no_kernel_record_its_metrics_do_not_read():
     assert len(kept.recorder.tasks) == with_records["kernels"] > 0
     assert len(lean.recorder.tasks) == 0 and not lean.runners[0].iteration_times.kept
     assert with_records == without
+
+
+# Runs whose conformance case (tests/test_policy_conformance.py) does no work for
+# this check: the switching benchmark (it runs no kernel, by design) switches only
+# on a SoC with storage.
+_RECORDS_CASES = {"nestdnn-switching": {
+    "soc": "snapdragon835", "policy": {"name": "nestdnn-switching", "switches": 6},
+    "workload": [{"name": app, "model": "multicapacity", "options": {"app": app},
+                  "iterations": 20} for app in ("VC", "VS")]}}
+
+
+@pytest.mark.parametrize("name", [name for name in POLICIES.names()
+                                  if not POLICIES.get(name).metrics_read_records])
+def test_a_policy_whose_metrics_read_no_records_says_so_truly(name):
+    """``metrics_read_records = False`` lets a run keep no kernel record when the
+    outputs ask for none: the policy's metrics must be the same either way."""
+    conformance = POLICIES.get(name).conformance
+    case = _RECORDS_CASES.get(name, {
+        "soc": "snapdragon865", "policy": {"name": name, **conformance["params"]},
+        "workload": {**conformance["workload"], "iterations": 2}})
+
+    def go(kernels: bool) -> dict:
+        spec = ExperimentSpec.model_validate({
+            "name": f"records-{name}", **case, "dvfs": {"governor": "schedutil"}, "seed": 11,
+            "outputs": {"timeline": False, "kernels": kernels, "sample_period": "1 s"}})
+        sim = Simulation(spec).build().plan().run()
+        metrics = sim.collect().metrics
+        assert len(sim.recorder.tasks) == (metrics["kernels"] if kernels else 0)
+        return metrics
+
+    with_records, without = go(True), go(False)
+    assert with_records["makespan_s"] > 0  # the run did its work (kernels or switches)
+    assert pd.Series(with_records).equals(pd.Series(without))
