@@ -13,7 +13,7 @@ from conftest import kernel, make_trace
 from simulator.engine import device as device_module
 from simulator.engine.iterations import IterationLog
 from simulator.engine.simulation import Simulation
-from simulator.policy import POLICIES
+from simulator.policy import POLICIES, Placement, Plan, Policy
 from simulator.spec.experiment import ExperimentSpec
 from simulator.spec.soc import SocSpec
 
@@ -32,13 +32,32 @@ def hot_soc(tiny_soc_dict) -> SocSpec:
     return SocSpec.model_validate(tiny_soc_dict)
 
 
-def _retained(soc: SocSpec, iterations: int) -> dict[str, int]:
+@POLICIES.register("test-two-skip-sets")
+class TwoSkipSets(Policy):
+    """Every kernel on both big cores; row 1 skipped in even batches, row 2 in odd
+    ones: skipped rows that vary per batch (like Mandheling's rescaling schedule)."""
+
+    name = "test-two-skip-sets"
+    conformance = {"params": {"processor": "cpu.gold"},
+                   "workload": {"model": "lenet5", "batch": 1}}
+
+    def __init__(self, processor: str = "cpu.big", cores: int = 2):
+        self.processor, self.cores = processor, cores
+
+    def plan(self, job):
+        sets = (frozenset({1}), frozenset({2}))
+        return Plan([Placement(self.processor, self.cores)] * len(job.trace),
+                    skip=lambda i: sets[i % 2] if len(job.trace) > 2 else frozenset())
+
+
+def _retained(soc: SocSpec, iterations: int,
+              policy: dict | None = None) -> dict[str, int]:
     """What a fast-forwarded, throttling run of ``iterations`` batches still holds
-    at its end, in rows, pairs, samples and states."""
+    at its end, in rows, pairs, samples, states and schedules."""
     trace = make_trace([kernel(i, str(i - 1) if i else "", flops=4e8) for i in range(6)])
     spec = ExperimentSpec.model_validate({
         "name": "flat", "soc": "tiny",
-        "policy": {"name": "single", "processor": "cpu.big", "cores": 2},
+        "policy": policy or {"name": "single", "processor": "cpu.big", "cores": 2},
         "dvfs": {"governor": "performance"},
         "workload": {"trace": "<memory>", "iterations": iterations, "fast_forward": True,
                      "pause": {"every": iterations // 4, "duration": "5 s"}},
@@ -53,6 +72,7 @@ def _retained(soc: SocSpec, iterations: int) -> dict[str, int]:
             "iteration pairs": len(log) if log.kept else 0,
             "samples": len(device._sample_starts),
             "fast-forward states": len(runner.fast_forward.records),
+            "schedules": len(runner.state.fast_forward.schedules),
             # at most one record per (cap, OPP) of every domain
             "states possible": math.prod(len(d.frequencies) ** 2
                                          for d in device.domains.values()),
@@ -69,6 +89,21 @@ def test_a_ten_times_longer_run_keeps_no_more_records(hot_soc, monkeypatch):
     # DVFS state visited
     assert short["samples"] > _CAP // 2 and long["samples"] <= _CAP + 1
     assert long["fast-forward states"] <= long["states possible"]
+
+
+def test_skipped_rows_varying_per_batch_keep_a_record_per_state_and_set(hot_soc, monkeypatch):
+    """Two skip sets alternating: a record per (DVFS state, set) and one schedule
+    per set, however long the run."""
+    monkeypatch.setattr(device_module, "_MAX_SAMPLES", _CAP)
+    policy = {"name": "test-two-skip-sets"}
+    short, long = _retained(hot_soc, 400, policy), _retained(hot_soc, 4000, policy)
+    assert long["replayed"] > 3000
+    for what in ("kernel rows", "transfer rows", "iteration pairs"):
+        assert short[what] == long[what] == 0, what
+    assert long["samples"] <= _CAP + 1
+    assert short["fast-forward states"] >= 2  # both sets were recorded
+    assert long["fast-forward states"] <= 2 * long["states possible"]
+    assert short["schedules"] == long["schedules"] == 2
 
 
 def test_an_iteration_log_without_pairs_keeps_count_sum_and_last():
