@@ -98,13 +98,19 @@ def collect_metrics(env, system, jobs, runners, recorder):
 
 
 def _busy(runners) -> float:
-    """Seconds the runners' completed iterations took, summed in completion order,
-    job by job: the same float as summing a list of them. One job's is its log's
-    running total; several jobs' logs keep every iteration and are walked (the
-    running totals added up would round differently)."""
+    """Seconds the runners' completed iterations took, added left to right in
+    completion order, job by job (explicitly: ``sum()`` of floats compensates from
+    Python 3.12 and would give another float there). One job's is its log's running
+    total (:attr:`IterationLog.busy`, the same left-to-right additions); several
+    jobs' logs keep every iteration and are walked (the running totals added up
+    would round differently)."""
     if len(runners) == 1:
         return runners[0].iteration_times.busy
-    return sum(end - start for runner in runners for start, end in runner.iteration_times)
+    busy = 0.0
+    for runner in runners:
+        for start, end in runner.iteration_times:
+            busy += end - start
+    return busy
 
 
 def _join(arrays: list[np.ndarray]) -> np.ndarray:

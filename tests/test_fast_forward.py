@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import kernel, make_trace, run
 
-from simulator.engine.simulation import simulate
+from simulator.engine.simulation import Simulation, simulate
 from simulator.errors import ConfigError
 from simulator.policy import POLICIES, Placement, Plan, Policy
 from simulator.spec.experiment import ExperimentSpec
@@ -349,3 +349,38 @@ def test_during_and_after_a_pause_polls_wait_for_no_long_sampler_step(tiny_soc, 
     for start, end in pauses:
         around = [start] + [t for t in wakes if start < t <= end + poll] + [end + poll]
         assert max(b - a for a, b in zip(around, around[1:])) <= poll * (1 + 1e-9)
+
+
+def test_per_plan_data_lives_on_the_plan_so_a_new_plan_never_meets_an_old_ones():
+    """Weights and schedules are the compiled plan's own (``state.fast_forward``),
+    not keyed by ``id(state)``: a plan built after a replan, possibly at the freed
+    plan's address, starts with none."""
+    from types import SimpleNamespace
+
+    from simulator.engine.fast_forward import FastForward
+
+    def plan_state(seconds: list[float]):
+        cost = [SimpleNamespace(duration=lambda _f, s=s: s) for s in seconds]
+        proc = SimpleNamespace(domain=SimpleNamespace(max_frequency=1e9))
+        return SimpleNamespace(costs=cost, procs=[proc] * len(seconds), fast_forward=None)
+
+    ff = FastForward.__new__(FastForward)  # weights() reads no device
+    old = plan_state([1.0, 1.0])
+    assert ff.weights(old, frozenset()) == [0.5, 0.5]
+    assert ff.weights(old, frozenset({0})) == [0.0, 1.0]
+    del old  # a replan frees the old plan; the new one may reuse its id
+    new = plan_state([1.0, 3.0])
+    assert ff.weights(new, frozenset()) == [0.25, 0.75]
+    assert ff.schedule(new, frozenset()) is None
+
+
+def test_a_whole_kernel_level_iteration_leaves_its_plan_one_schedule_per_skip_set(tiny_soc):
+    trace = make_trace([kernel(0), kernel(1, "0", flops=4e9), kernel(2, "1")])
+    spec = ExperimentSpec.model_validate({
+        "name": "s", "soc": "tiny", "policy": {"name": "test-skip-odd"},
+        "workload": {"trace": "<memory>", "iterations": 40, "fast_forward": True},
+        "outputs": {"timeline": False, "kernels": False, "sample_period": "1 s"}})
+    sim = Simulation(spec, traces={0: trace}, soc=tiny_soc).build().plan().run()
+    schedules = sim.runners[0].state.fast_forward.schedules
+    assert sorted(len(s.rows) for s in schedules.values()) == [2, 3]  # row 1 skipped or not
+    assert all(s.rows.dtype.itemsize == 4 for s in schedules.values())

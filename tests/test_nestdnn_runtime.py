@@ -159,3 +159,20 @@ def test_a_runtime_share_outside_0_1_is_rejected(tiny_soc, scripted):
 
     with pytest.raises(ValueError, match="share"):
         run(tiny_soc, {0: one_kernel()}, script)
+
+
+def test_an_iteration_listener_of_a_single_job_can_read_the_history(tiny_soc, scripted):
+    """One job, metrics that read no records: the run keeps only totals, but a
+    listener attached before the run sees every pair (issue 21's IterationLog)."""
+    previous = []
+
+    def script(context):
+        job = context.job("j0")
+        job.on_iteration(lambda handle: previous.append(
+            handle.iteration_times[-2] if len(handle.iteration_times) > 1 else None))
+        yield context.timeout(0)
+
+    result = run(tiny_soc, {0: one_kernel()}, script, iterations=3)
+    starts = result.kernels["start_s"].tolist()
+    assert previous[0] is None and len(previous) == 3
+    assert [start for start, _end in previous[1:]] == pytest.approx(starts[:2])

@@ -40,6 +40,7 @@ class NestDNNSwitching(Policy):
     """
 
     name = "nestdnn-switching"
+    metrics_read_records = False  # its metrics are its switches' counts and energy_j
     # SD865 (the conformance SoC) has no storage section: no switches there.
     conformance = {"params": {"switches": 0, "processor": "cpu.gold"},
                    "workload": {"name": "VS", "model": "multicapacity",

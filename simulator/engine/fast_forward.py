@@ -145,6 +145,49 @@ class _Record:
         return {local: tuple(v / best.time for v in work) for local, work in best.work.items()}
 
 
+class _PlanData:
+    """What fast-forward keeps per compiled plan, on the plan itself (its
+    ``fast_forward`` attribute): each row's stand-alone duration at the top OPP
+    (s), the weights of the last set of skipped rows (derived per set, one kept: a
+    policy whose skipped rows vary per batch, Mandheling's rescaling schedule with
+    ~650 sets in 150 epochs, would otherwise keep a row-long list per set) and per
+    set of skipped rows the :class:`Schedule` of its first whole kernel-level
+    iteration (compact arrays, 20 bytes a row)."""
+
+    __slots__ = ("durations", "weights_skip", "weights", "schedules")
+
+    def __init__(self, state):
+        self.durations = [cost.duration(proc.domain.max_frequency)
+                          for cost, proc in zip(state.costs, state.procs)]
+        self.weights_skip: frozenset | None = None
+        self.weights: list[float] = []
+        self.schedules: dict[frozenset, Schedule] = {}
+
+    @staticmethod
+    def of(state) -> _PlanData:
+        data = state.fast_forward
+        if data is None:
+            data = state.fast_forward = _PlanData(state)
+        return data
+
+
+class _Log:
+    """A kernel-level iteration's ``(row, start s, end s)`` as its kernels end; with
+    its ``expected`` kernels in, it becomes the :class:`Schedule` of its skipped rows."""
+
+    __slots__ = ("entries", "schedules", "skip", "start", "expected")
+
+    def __init__(self, schedules: dict, skip: frozenset, start: float, expected: int):
+        self.entries: list[tuple[int, float, float]] = []
+        self.schedules, self.skip, self.start, self.expected = schedules, skip, start, expected
+
+    def append(self, entry: tuple[int, float, float]) -> None:
+        self.entries.append(entry)
+        if len(self.entries) == self.expected and self.skip not in self.schedules:
+            self.schedules[self.skip] = Schedule(self.start, self.entries)
+            self.entries = []
+
+
 class FastForward:
     """Per-state records of one job's iterations, and their replay.
 
@@ -165,16 +208,11 @@ class FastForward:
         self._since = (0.0, 0.0, {})
         self.progress = 0.0  # completed kernels' weight, summed over iterations
         self.current: list[float] = []  # weights of the running iteration's rows
-        # Per compiled plan, each row's stand-alone duration at the top OPP (s); the
-        # weights of one set of skipped rows are derived per call, the last one
-        # kept: a policy whose skipped rows vary per batch (Mandheling's rescaling
-        # schedule: ~650 sets in 150 epochs) would otherwise keep a row-long list
-        # per set (~50 kB each at 1,660 rows), growing with the run.
-        self._durations: dict[int, list[float]] = {}
-        self._weights_key: tuple | None = None
-        # per (id of a compiled plan, skipped rows): a schedule, or the log of one
-        self._schedules: dict[tuple, Schedule] = {}
-        self._logs: dict[tuple, list] = {}
+        # Per compiled plan (a job's _PlanState), its rows' durations, last weights
+        # and schedules live on the plan itself (:class:`_PlanData`, its
+        # ``fast_forward`` attribute): a replan drops them with the plan, and a new
+        # plan cannot meet an old one's data (keyed by ``id`` they could: a freed
+        # plan's id is reused).
         self.steady = False  # see the module docstring
         self._coarse = False  # the sampler took steps longer than a poll since a settle
         self._calm_since = device.env.now  # s: last OPP/cap change or non-replayed time
@@ -218,42 +256,29 @@ class FastForward:
     # -- kernel-level iterations ------------------------------------------
     def weights(self, state, skip: frozenset) -> list[float]:
         """Progress credited per completed row of a compiled plan (sums to 1)."""
-        cache_key = (id(state), skip)
-        if cache_key == self._weights_key:
-            return self.current
-        durations = self._durations.get(id(state))
-        if durations is None:
-            durations = self._durations[id(state)] = [
-                cost.duration(proc.domain.max_frequency)
-                for cost, proc in zip(state.costs, state.procs)]
-        if skip:
-            durations = [0.0 if row in skip else d for row, d in enumerate(durations)]
-        total = sum(durations) or 1.0
-        self._weights_key = cache_key
-        self.current = [d / total for d in durations]
+        data = _PlanData.of(state)
+        if data.weights_skip != skip:
+            durations = data.durations
+            if skip:
+                durations = [0.0 if row in skip else d for row, d in enumerate(durations)]
+            total = sum(durations) or 1.0
+            data.weights_skip, data.weights = skip, [d / total for d in durations]
+        self.current = data.weights
         return self.current
 
     def schedule(self, state, skip: frozenset) -> Schedule | None:
         """The schedule of the first whole kernel-level iteration of plan ``state``
         skipping ``skip``, if one ran."""
-        key = (id(state), skip)
-        schedule = self._schedules.get(key)
-        if schedule is None:
-            start, log = self._logs.get(key, (0.0, None))
-            if log is None or len(log) != len(state.costs) - len(skip):
-                return None  # none yet, or one cut short (aborted)
-            schedule = self._schedules[key] = Schedule(start, log)
-            del self._logs[key]
-        return schedule
+        return _PlanData.of(state).schedules.get(skip)
 
-    def log(self, state, skip: frozenset) -> list | None:
-        """While no :meth:`schedule` is known, a list for a kernel-level iteration
-        starting now to fill with ``(row, start s, end s)`` as its kernels end."""
-        if self.schedule(state, skip) is not None:
+    def log(self, state, skip: frozenset) -> _Log | None:
+        """While no :meth:`schedule` is known, a log for a kernel-level iteration
+        starting now to fill with ``(row, start s, end s)`` as its kernels end; once
+        full, it becomes the schedule (one cut short, aborted, is dropped with it)."""
+        data = _PlanData.of(state)
+        if skip in data.schedules:
             return None
-        log: list = []
-        self._logs[(id(state), skip)] = (self.device.env.now, log)
-        return log
+        return _Log(data.schedules, skip, self.device.env.now, len(state.costs) - len(skip))
 
     def begin(self, skip: frozenset, whole: bool = True) -> None:
         """A kernel-level iteration starts: fine sampler steps, a new segment (a

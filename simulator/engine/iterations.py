@@ -14,9 +14,12 @@ So an :class:`IterationLog` always keeps the count, the summed duration and the
 last pair, and keeps every pair (two doubles in one flat array: 16 bytes an
 iteration, handed out as tuples on demand) only when asked to
 (``keep``: :meth:`Simulation.plan <simulator.engine.simulation.Simulation.plan>`
-decides: the policy reads records, or several jobs share the run). Unkept, it
-holds nothing per iteration, and asking for an earlier pair is an error that
-says why.
+decides: the policy's metrics read records, or several jobs share the run), and
+from the moment a listener is attached to the job's completed iterations
+(:meth:`JobHandle.on_iteration <simulator.engine.job_handle.JobHandle.on_iteration>`:
+a plugin reading the history while the run goes on; :meth:`keep_from_now`).
+Unkept, it holds nothing per iteration, and asking for an earlier pair is an
+error that says why.
 """
 
 from __future__ import annotations
@@ -32,14 +35,16 @@ class IterationLog(Sequence):
         keep: keep every pair (else only the count, the summed duration and the last).
 
     Attributes:
-        busy: the completed iterations' durations summed in completion order (s);
-            the same float as summing them from a list.
+        busy: the completed iterations' durations added left to right in
+            completion order (s): ``busy += end - start`` per iteration, on every
+            Python (not ``sum()``, which compensates from 3.12).
     """
 
-    __slots__ = ("_flat", "_count", "_last", "busy")
+    __slots__ = ("_flat", "_first", "_count", "_last", "busy")
 
     def __init__(self, keep: bool = True):
         self._flat = array("d") if keep else None  # start, end, start, end, ... (s)
+        self._first = 0  # index of the first kept pair
         self._count = 0
         self._last: tuple[float, float] | None = None
         self.busy = 0.0
@@ -47,7 +52,14 @@ class IterationLog(Sequence):
     @property
     def kept(self) -> bool:
         """Whether every pair is kept (else only the last)."""
-        return self._flat is not None
+        return self._flat is not None and self._first == 0
+
+    def keep_from_now(self) -> None:
+        """Keep every pair from the next completed iteration on (the earlier ones,
+        if not kept, stay unavailable but the last)."""
+        if self._flat is None:
+            self._flat = array("d")
+            self._first = self._count
 
     def append(self, span: tuple[float, float]) -> None:
         """Add one completed iteration's ``(start_s, end_s)``."""
@@ -69,16 +81,17 @@ class IterationLog(Sequence):
             index += self._count
         if not 0 <= index < self._count:
             raise IndexError("iteration index out of range")
-        if self._flat is None:
+        if self._flat is None or index < self._first:
             if index == self._count - 1:
                 return self._last
-            raise _not_kept()
+            raise _not_kept(index)
+        index -= self._first
         return self._flat[2 * index], self._flat[2 * index + 1]
 
     def __iter__(self) -> Iterator[tuple[float, float]]:
-        if self._flat is None:
+        if not self.kept:
             if self._count:
-                raise _not_kept()
+                raise _not_kept(0)
             return iter(())
         values = iter(self._flat)  # pairs without a copy (a slice costs 16 B an iteration)
         return zip(values, values)
@@ -87,7 +100,10 @@ class IterationLog(Sequence):
         return f"IterationLog({self._count} iterations, {'kept' if self.kept else 'totals'})"
 
 
-def _not_kept() -> LookupError:
-    return LookupError("only the last iteration's times are kept: the policy says its "
-                       "metrics read no records (Policy.metrics_read_records), so the "
-                       "run keeps totals (simulator.engine.iterations)")
+def _not_kept(index: int) -> LookupError:
+    return LookupError(
+        f"iteration {index}'s times were not kept: a run keeps every (start, end) only "
+        "if the policy's metrics() read records (Policy.metrics_read_records), several "
+        "jobs share the run, or (from then on) an on_iteration listener is attached to "
+        "the job; else only the count, the summed duration and the last pair "
+        "(simulator.engine.iterations)")

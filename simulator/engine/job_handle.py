@@ -54,9 +54,10 @@ class JobHandle:
     def iteration_times(self) -> Sequence[tuple[float, float]]:
         """``(start_s, end_s)`` of every completed iteration so far, in completion order
         (a read-only sequence: :class:`~simulator.engine.iterations.IterationLog`).
-        Its length and last pair are always there; earlier pairs only when the
+        Its length and last pair are always there; earlier pairs when the
         policy's metrics read records (:attr:`Policy.metrics_read_records`) or
-        several jobs share the run."""
+        several jobs share the run, and else those completed after the first
+        :meth:`on_iteration` listener was attached."""
         return self._runner.iteration_times
 
     @property
@@ -102,7 +103,10 @@ class JobHandle:
 
     def on_iteration(self, listener: Callable[[JobHandle], None]) -> None:
         """Call ``listener(handle)`` after each completed iteration (frame counters,
-        stopping after N inferences, adapting to measured latencies)."""
+        stopping after N inferences, adapting to measured latencies). From now on
+        every iteration's times are kept (:attr:`iteration_times`): a listener
+        may read the history."""
+        self._runner.iteration_times.keep_from_now()
         self._runner.control.listeners.append(lambda _runner: listener(self))
 
     def pace(self, interval: float, on_wait: Callable[[JobHandle], None] | None = None,

@@ -512,6 +512,9 @@ class _PlanState:
                          for row, succs in enumerate(trace.succs)]
         self.preds = trace.preds
         self.preds_count = [len(p) for p in trace.preds]
+        # fast-forward's per-plan data (simulator.engine.fast_forward._PlanData), made
+        # on first use: it lives and dies with the plan
+        self.fast_forward = None
         # successors grouped by the route their data takes
         self.fanout: list[list[tuple[list, list[int]]]] = []
         routes: dict[tuple, tuple[list, tuple]] = {}  # (src, dst) -> (route, its key)

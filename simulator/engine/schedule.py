@@ -28,7 +28,8 @@ class Schedule:
     """
 
     def __init__(self, start: float, log: list[tuple[int, float, float]]):
-        self.rows = np.array([entry[0] for entry in log], dtype=int)
+        # 20 bytes a row: int32 rows (a plan has far fewer than 2^31), float64 times
+        self.rows = np.array([entry[0] for entry in log], dtype=np.int32)
         self.starts = np.array([entry[1] for entry in log]) - start
         self.ends = np.array([entry[2] for entry in log]) - start
         self.span = float(self.ends.max()) if len(log) else 0.0  # s
