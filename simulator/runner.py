@@ -225,7 +225,8 @@ class _SweepState:
         self.records[key] = outcome.record
         self.wall[run.run_id] = outcome.wall_time_s
         if outcome.written:
-            return  # its time series is read back from its folder when needed
+            self.series[key] = outcome.timeseries
+            return
         result = outcome.result
         keep_series = result is not None and outcome.outputs.get("timeseries", True)
         self.series[key] = result.timeseries if keep_series else None
