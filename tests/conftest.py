@@ -83,6 +83,18 @@ def tiny_soc(tiny_soc_dict) -> SocSpec:
 
 
 @pytest.fixture
+def hot_soc(tiny_soc_dict) -> SocSpec:
+    """The tiny SoC with a CPU trip low enough to throttle within seconds."""
+    tiny_soc_dict["cpu"]["big"]["opps"] = ["0.5 GHz @ 0.6 V", "1 GHz @ 0.7 V",
+                                           "1.5 GHz @ 0.85 V", "2 GHz @ 1.0 V"]
+    tiny_soc_dict["cpu"]["big"]["power"]["ceff"] = "2 nF"
+    tiny_soc_dict["thermal"]["trips"] = [{"sensor": "cpu", "temperature": "34 C",
+                                          "hysteresis": "1 K", "domains": ["cpu.big"]}]
+    tiny_soc_dict["thermal"]["poll"] = "50 ms"
+    return SocSpec.model_validate(tiny_soc_dict)
+
+
+@pytest.fixture
 def tiny_soc_file(tmp_path, tiny_soc_dict) -> Path:
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(tiny_soc_dict))

@@ -9,23 +9,23 @@ from simulator.engine.simulation import Simulation, simulate
 from simulator.errors import ConfigError
 from simulator.policy import POLICIES, Placement, Plan, Policy
 from simulator.spec.experiment import ExperimentSpec
-from simulator.spec.soc import SocSpec
-
-
-@pytest.fixture
-def hot_soc(tiny_soc_dict) -> SocSpec:
-    """The tiny SoC with a CPU trip low enough to throttle within seconds."""
-    tiny_soc_dict["cpu"]["big"]["opps"] = ["0.5 GHz @ 0.6 V", "1 GHz @ 0.7 V",
-                                           "1.5 GHz @ 0.85 V", "2 GHz @ 1.0 V"]
-    tiny_soc_dict["cpu"]["big"]["power"]["ceff"] = "2 nF"
-    tiny_soc_dict["thermal"]["trips"] = [{"sensor": "cpu", "temperature": "34 C",
-                                          "hysteresis": "1 K", "domains": ["cpu.big"]}]
-    tiny_soc_dict["thermal"]["poll"] = "50 ms"
-    return SocSpec.model_validate(tiny_soc_dict)
 
 
 def _chain(n: int = 6):
     return make_trace([kernel(i, str(i - 1) if i else "", flops=4e8) for i in range(n)])
+
+
+def _paused_chain(soc, fast_forward: bool, kernels: bool):
+    """A planned, not yet run, simulation: 3,000 iterations of the chain on two big
+    cores at the top OPP, a 20 s pause every 1,000 (fast-forward's steady blocks)."""
+    spec = ExperimentSpec.model_validate({
+        "name": "paused-chain", "soc": "tiny",
+        "policy": {"name": "single", "processor": "cpu.big", "cores": 2},
+        "dvfs": {"governor": "performance"},
+        "workload": {"trace": "<memory>", "iterations": 3000, "fast_forward": fast_forward,
+                     "pause": {"every": 1000, "duration": "20 s"}},
+        "outputs": {"timeline": False, "kernels": kernels, "sample_period": "50 ms"}})
+    return Simulation(spec, traces={0: _chain()}, soc=soc).build().plan()
 
 
 def _run(soc, trace, fast_forward: bool, **workload):
@@ -71,18 +71,9 @@ def test_a_steady_block_entering_an_unknown_state_hands_over_at_once(tiny_soc):
     block at once, the rest of the iteration at kernel level, as in a one-by-one
     replay; a chain of equal kernels on one processor then agrees with kernel level
     in time to rounding."""
-    from simulator.engine.simulation import Simulation
 
     def go(fast_forward: bool):
-        spec = ExperimentSpec.model_validate({
-            "name": "cap", "soc": "tiny",
-            "policy": {"name": "single", "processor": "cpu.big", "cores": 2},
-            "dvfs": {"governor": "performance"},
-            "workload": {"trace": "<memory>", "iterations": 3000,
-                         "fast_forward": fast_forward,
-                         "pause": {"every": 1000, "duration": "20 s"}},
-            "outputs": {"timeline": False, "kernels": True, "sample_period": "50 ms"}})
-        sim = Simulation(spec, traces={0: _chain()}, soc=tiny_soc).build().plan()
+        sim = _paused_chain(tiny_soc, fast_forward, kernels=True)
         domain = next(iter(sim.devices.values())).domains["cpu.big"]
 
         def throttle():
@@ -155,18 +146,9 @@ def test_a_pause_is_accounted_even_under_a_long_sampler_step(tiny_soc):
 def test_a_stop_during_a_steady_block_ends_the_job_as_at_kernel_level(tiny_soc, stop_at):
     """A policy's stop() at run time ends a replayed block after its iteration in
     progress, as it ends a kernel-level run."""
-    from simulator.engine.simulation import Simulation
 
     def go(fast_forward: bool):
-        spec = ExperimentSpec.model_validate({
-            "name": "stop", "soc": "tiny",
-            "policy": {"name": "single", "processor": "cpu.big", "cores": 2},
-            "dvfs": {"governor": "performance"},
-            "workload": {"trace": "<memory>", "iterations": 3000,
-                         "fast_forward": fast_forward,
-                         "pause": {"every": 1000, "duration": "20 s"}},
-            "outputs": {"timeline": False, "kernels": False, "sample_period": "50 ms"}})
-        sim = Simulation(spec, traces={0: _chain()}, soc=tiny_soc).build().plan()
+        sim = _paused_chain(tiny_soc, fast_forward, kernels=False)
         runner = sim.runners[0]
 
         def stopper():

@@ -20,18 +20,6 @@ from simulator.spec.soc import SocSpec
 _CAP = 32  # time-series samples a device keeps (patched down from 2^14: both runs hit it)
 
 
-@pytest.fixture
-def hot_soc(tiny_soc_dict) -> SocSpec:
-    """The tiny SoC with a CPU trip low enough to throttle within seconds."""
-    tiny_soc_dict["cpu"]["big"]["opps"] = ["0.5 GHz @ 0.6 V", "1 GHz @ 0.7 V",
-                                           "1.5 GHz @ 0.85 V", "2 GHz @ 1.0 V"]
-    tiny_soc_dict["cpu"]["big"]["power"]["ceff"] = "2 nF"
-    tiny_soc_dict["thermal"]["trips"] = [{"sensor": "cpu", "temperature": "34 C",
-                                          "hysteresis": "1 K", "domains": ["cpu.big"]}]
-    tiny_soc_dict["thermal"]["poll"] = "50 ms"
-    return SocSpec.model_validate(tiny_soc_dict)
-
-
 @POLICIES.register("test-two-skip-sets")
 class TwoSkipSets(Policy):
     """Every kernel on both big cores; row 1 skipped in even batches, row 2 in odd
