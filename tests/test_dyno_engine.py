@@ -189,3 +189,27 @@ def test_kernels_of_one_stream_run_one_at_a_time(tiny_soc, use_policy):
     threaded = spans[("t", "t", None)]
     assert threaded.loc[1, "start_s"] == pytest.approx(threaded.loc[0, "end_s"])
     assert threaded.loc[2, "start_s"] == threaded.loc[0, "start_s"]  # overtook row 1
+
+
+def test_pipelined_iterations_keep_one_open_entry_each(tiny_soc, tiny_soc_file, monkeypatch):
+    """A job's open iterations stay one entry per iteration in flight while their
+    kernels interleave (a list re-filtered per switch grew a duplicate each time)."""
+    from simulator.engine.control import RunControl
+
+    sizes = []
+    original = RunControl.track
+
+    def track(self, task, processor, finished):
+        original(self, task, processor, finished)
+        sizes.append(len(self.open))
+
+    monkeypatch.setattr(RunControl, "track", track)
+    trace = make_trace([kernel(0, flops=2e8), kernel(1, flops=2e8), kernel(2, "0,1", flops=2e8),
+                        kernel(3, "2", flops=2e8)])
+    spec = ExperimentSpec.model_validate({
+        "name": "pipe", "soc": "tiny", "dvfs": {"governor": "performance"},
+        "workload": {"trace": "x", "iterations": 40, "max_in_flight": 3},
+        "policy": {"name": "manual", "default": "cpu.big", "kernels": {1: "cpu.little"}}})
+    result = simulate(spec, traces={0: trace}, soc=tiny_soc)
+    assert result.metrics["completed"] == 1.0 and len(sizes) == 160
+    assert max(sizes) == 3  # three iterations in flight, each once
