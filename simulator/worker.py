@@ -61,7 +61,8 @@ class RunOutcome:
         traceback: the formatted exception of a failed run.
         wall_time_s: wall-clock seconds the run took.
         host: ``hostname:pid`` of the worker.
-        written: the worker already wrote the run's folder (tables not returned).
+        written: the worker already wrote the run's folder (its kernel and
+            transfer tables not returned).
         timeseries: a written run's time series, returned all the same (the sweep's
             table holds every run's at the end anyway; reading a hundred Parquet files
             back cost the parent ~0.2 s of a 2.5 s two-worker sweep), None if the

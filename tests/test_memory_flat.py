@@ -57,7 +57,7 @@ def _retained(soc: SocSpec, iterations: int,
     assert len(log) == iterations and metrics["kernels"] > 0  # the run did its work
     return {"kernel rows": len(sim.recorder.tasks),
             "transfer rows": len(sim.recorder.transfers),
-            "iteration pairs": len(log) if log.kept else 0,
+            "iteration pairs": log.stored,
             "samples": len(device._sample_starts),
             "fast-forward states": len(runner.fast_forward.records),
             "schedules": len(runner.state.fast_forward.schedules),

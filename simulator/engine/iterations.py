@@ -54,6 +54,11 @@ class IterationLog(Sequence):
         """Whether every pair is kept (else only the last)."""
         return self._flat is not None and self._first == 0
 
+    @property
+    def stored(self) -> int:
+        """How many ``(start, end)`` pairs the log holds (its memory, 16 bytes each)."""
+        return 0 if self._flat is None else len(self._flat) // 2
+
     def keep_from_now(self) -> None:
         """Keep every pair from the next completed iteration on (the earlier ones,
         if not kept, stay unavailable but the last)."""
