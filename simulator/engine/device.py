@@ -50,6 +50,8 @@ from .thermal import StepWiseGovernor, ThermalNetwork
 # period, 45 h at 10 s) keeps every 2nd, 4th, ... sample instead (Device._halve):
 # a long run's memory stays flat, and its series still integrates to its energy.
 _MAX_SAMPLES = 2**14
+# Integration lengths whose quiet-processor plan is kept (Device._quiet_plan)
+_PLAN_CACHE = 64
 
 
 class Device:
@@ -165,9 +167,14 @@ class Device:
         self.tick_hook: Callable[[np.ndarray, np.ndarray], None] | None = None
         # What every tick reads, looked up once: the tick runs every thermal step,
         # and attribute lookups and label formatting were most of its cost.
-        self._tick_table = [(local, proc, proc.spec.units, proc.spec.power,
+        self._tick_table = [(index, local, proc, proc.spec.units, proc.spec.power,
                              self.domains[local], self._node_of[local])
-                            for local, proc in self.processors.items()]
+                            for index, (local, proc) in enumerate(self.processors.items())]
+        # table indices of each thermal node's processors (in table order)
+        self._node_members: dict[int, list[int]] = {}
+        for index, *_, node in self._tick_table:
+            self._node_members.setdefault(node, []).append(index)
+        self._quiet_plans: dict[float, tuple] = {}  # dt (s) -> _quiet_plan(dt)
         self._temp_codes = [self._code(f"{prefix}temp.{name}") for name in self.thermal.names]
         self._domain_labels = [(f"{prefix}freq.{local}", f"{prefix}cap.{local}", domain)
                                for local, domain in self.domains.items()]
@@ -197,36 +204,32 @@ class Device:
             temps = self._temps_list
         else:
             temps = thermal.temperatures.tolist()
-        node_power = [0.0] * len(temps)
-        energy: dict[str, float] = {}
+        # What every processor contributes if quiet (see _quiet_plan); the stirred
+        # ones overwrite their part below.
+        quiet_energy, quiet_power, quiet_nodes = (self._quiet_plans.get(dt)
+                                                  or self._quiet_plan(dt))
+        energy = quiet_energy.copy()
+        powers = None  # W per processor once one is stirred, else quiet_power
+        touched = []  # nodes of stirred processors
         dram_bytes = 0.0
         util_busy, util_time = self._util_busy, self._util_time
         took = self._took
-        now = self.env.now
-        for local, proc, units, power, domain, node in self._tick_table:
-            # Processor.take_integrals_unless_quiet, its test inlined (every
-            # processor, every integration; most are quiet)
-            if (proc.running or proc._held is not _NO_HOLD or proc.energy_dynamic != 0.0
-                    or proc.busy_time != 0.0 or proc.max_core_busy != 0.0
-                    or proc.dram_bytes != 0.0):
-                integrals = proc.take_integrals()
-            else:
-                proc._t = now
-                integrals = None
+        for index, local, proc, units, power, domain, node in self._tick_table:
             core_dt = dt
             if took:
                 since = took.pop(local, None)
                 if since is not None:  # the governor's signal runs from its own take
                     core_dt = self.env.now - since
-            if integrals is None:
-                # A quiet processor: the lines below with zero integrals (adding
-                # 0.0 to the DRAM bytes and the utilisation changes nothing).
-                busy = 0.0
-                joules = 0.0 + (0.0 + power.idle * (units - busy)) * dt
-                energy[local] = joules
-                node_power[node] += joules / dt if dt > 0 else 0.0
+            if not proc.stirred:
+                # Quiet: its integrals are exact zeros, and the lines below with zero
+                # integrals come to the plan's energy and power (adding 0.0 to the
+                # DRAM bytes and the utilisation changes nothing). Its integrals are
+                # not settled to now: at zero rates a later settle adds 0.0 anyway.
                 util_time[local] += core_dt
                 continue
+            integrals = proc.take_integrals()
+            if not proc.running and proc._held is _NO_HOLD:
+                proc.stirred = False  # zero integrals and rates until a kernel starts
             dynamic, busy_time, core_busy, dram = integrals
             dram_bytes += dram
             if dt > 0:
@@ -246,9 +249,19 @@ class Device:
             idle = power.idle * (units - busy)
             joules = dynamic + (leak + idle) * dt
             energy[local] = joules
-            node_power[node] += joules / dt if dt > 0 else 0.0
+            if powers is None:
+                powers = quiet_power.copy()
+            powers[index] = joules / dt if dt > 0 else 0.0
+            touched.append(node)
             util_busy[local] += core_busy
             util_time[local] += core_dt
+        node_power = quiet_nodes.copy()
+        for node in touched:
+            # a node's processors summed in table order from 0.0, as the tick did
+            watts = 0.0
+            for index in self._node_members[node]:
+                watts += powers[index]
+            node_power[node] = watts
         if self.storage is not None:
             now = self.env.now
             energy["storage"] = self.storage.energy(now - dt, now)
@@ -267,6 +280,27 @@ class Device:
                                         + energy.get("storage", 0.0)
                                         + energy.get("model_load", 0.0)) / dt
         return energy, np.array(node_power)
+
+    def _quiet_plan(self, dt: float) -> tuple[dict[str, float], list[float], list[float]]:
+        """What the processors contribute over ``dt`` s when all are quiet: energy
+        (J, :meth:`_collect`'s lines with zero integrals, the same operations),
+        power (W) per processor in table order and per node (summed in table
+        order from 0.0). Cached per length: a run integrates over a few lengths
+        (a base step, the lazy sampler's gaps), and most processors are quiet at
+        most integrations."""
+        energy, power = {}, []
+        for _index, local, _proc, units, spec_power, _domain, _node in self._tick_table:
+            busy = 0.0
+            joules = 0.0 + (0.0 + spec_power.idle * (units - busy)) * dt
+            energy[local] = joules
+            power.append(joules / dt if dt > 0 else 0.0)
+        nodes = [0.0] * len(self.thermal.names)
+        for row, watts in zip(self._tick_table, power):
+            nodes[row[6]] += watts
+        if len(self._quiet_plans) >= _PLAN_CACHE:  # bounded: lengths off the grid vary
+            self._quiet_plans.clear()
+        plan = self._quiet_plans[dt] = (energy, power, nodes)
+        return plan
 
     def attach_radio(self, radio) -> None:
         """Add a radio interface; its energy becomes the ``radio`` component
