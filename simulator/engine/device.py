@@ -29,8 +29,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from heapq import heappush
-from itertools import accumulate
-from operator import sub
+from functools import reduce
+from operator import add, sub
 
 import numpy as np
 import simpy
@@ -145,6 +145,8 @@ class Device:
         self.min_frequency = {local: d.frequency for local, d in self.domains.items()}
         for local, domain in self._domain_items:
             domain.listeners.append(self._frequency_listener(local, domain))
+            domain.level_watchers.append(self._levels_changed)
+        self._levels: list[float] | None = None  # levels() until a domain changes
         self._last_time = env.now  # s: the last integration of power and heat
         self._ticks = 0  # base thermal steps up to the last wake
         self._tick_time = env.now  # s: the last wake (a base-step boundary)
@@ -572,12 +574,24 @@ class Device:
         self._record_sample(force=True)
 
     def levels(self) -> list[float]:
-        """Every domain's frequency and cap (Hz), interleaved, in sample order."""
-        values = []
-        for _freq_label, _cap_label, domain in self._domain_labels:
-            values.append(domain.frequencies[domain.index])
-            values.append(domain.frequencies[domain.cap])
-        return values
+        """Every domain's frequency and cap (Hz), interleaved, in sample order (a
+        new list)."""
+        return self._level_values().copy()
+
+    def _level_values(self) -> list[float]:
+        """:meth:`levels`, kept (not to be changed) between OPP and cap changes,
+        which are rarer than samples."""
+        if self._levels is None:
+            values = []
+            for _freq_label, _cap_label, domain in self._domain_labels:
+                values.append(domain.frequencies[domain.index])
+                values.append(domain.frequencies[domain.cap])
+            self._levels = values
+        return self._levels
+
+    def _levels_changed(self) -> None:
+        """Domain watcher: an OPP or a cap changed."""
+        self._levels = None
 
     def leap(self, dt: float, ticks: int, gain: list[float], samples) -> None:
         """Account ``dt`` s (``ticks`` base steps) of a periodic steady state that
@@ -629,7 +643,7 @@ class Device:
         if temps is None:
             temps = self.thermal.temperatures
         if levels is None:
-            levels = self.levels()
+            levels = self._levels or self._level_values()  # only read below
         if energy is None:
             energy = self.energy
         period = now - self._sampled_at
@@ -644,7 +658,7 @@ class Device:
                 # the loop below in C: differences, their running total from 0.0
                 # (the same additions in the same order) and means
                 diffs = list(map(sub, joules, self._sampled_joules))
-                total = list(accumulate(diffs, initial=0.0))[-1]
+                total = reduce(add, diffs, 0.0)
                 values += [d / period for d in diffs]
                 values.append(total / period)
                 codes = self._layout_codes

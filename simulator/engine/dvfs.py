@@ -46,6 +46,8 @@ class FrequencyDomain:
         # Called with True before an OPP change (settle work at the old speed)
         # and with False after it (re-time the rest).
         self.listeners: list[Callable[[bool], None]] = []
+        # Called after the OPP or the cap changed (what a time series records).
+        self.level_watchers: list[Callable[[], None]] = []
 
     @property
     def frequency(self) -> float:
@@ -82,7 +84,11 @@ class FrequencyDomain:
 
     def set_cap(self, index: int) -> None:
         """Thermal cap (highest allowed OPP index)."""
-        self.cap = max(0, min(index, self.top))
+        cap = max(0, min(index, self.top))
+        if cap != self.cap:
+            self.cap = cap
+            for watcher in self.level_watchers:
+                watcher()
         self._apply()
 
     def _apply(self) -> None:
@@ -91,6 +97,8 @@ class FrequencyDomain:
             for listener in self.listeners:
                 listener(True)
             self.index = index
+            for watcher in self.level_watchers:
+                watcher()
             for listener in self.listeners:
                 listener(False)
 
