@@ -30,6 +30,7 @@ from array import array
 from collections.abc import Callable
 from heapq import heappush
 from functools import reduce
+from itertools import repeat
 from operator import add, sub
 
 import numpy as np
@@ -216,18 +217,22 @@ class Device:
         dram_bytes = 0.0
         util_busy, util_time = self._util_busy, self._util_time
         took = self._took
-        for index, local, proc, units, power, domain, node in self._tick_table:
-            core_dt = dt
-            if took:
+        # Every processor's utilisation time grows by the period (its governor's
+        # signal runs from its own take if it took one since the last integration)
+        if took:
+            now = self.env.now
+            for local in util_time:
                 since = took.pop(local, None)
-                if since is not None:  # the governor's signal runs from its own take
-                    core_dt = self.env.now - since
+                util_time[local] += dt if since is None else now - since
+        else:  # one addition per processor, as the loop above, in C
+            util_time.update(list(zip(util_time, map(add, util_time.values(),
+                                                     repeat(dt)))))
+        # Quiet processors are left out below: their integrals are exact zeros, and
+        # the lines below with zero integrals come to the plan's energy and power
+        # (adding 0.0 to the DRAM bytes and the utilisation changes nothing). Their
+        # integrals are not settled to now: at zero rates a later settle adds 0.0.
+        for index, local, proc, units, power, domain, node in self._tick_table:
             if not proc.stirred:
-                # Quiet: its integrals are exact zeros, and the lines below with zero
-                # integrals come to the plan's energy and power (adding 0.0 to the
-                # DRAM bytes and the utilisation changes nothing). Its integrals are
-                # not settled to now: at zero rates a later settle adds 0.0 anyway.
-                util_time[local] += core_dt
                 continue
             integrals = proc.take_integrals()
             if not proc.running and proc._held is _NO_HOLD:
@@ -245,7 +250,8 @@ class Device:
                 # leakage per powered unit at the domain's voltage and the node's
                 # temperature (an idle processor leaks nothing: ``leak * 0.0`` is
                 # 0.0, so its power-of-two is not computed)
-                leak = power.leakage * (domain.voltage / domain.voltages[-1]) * 2.0 ** (
+                voltages = domain.voltages  # domain.voltage, without the property
+                leak = power.leakage * (voltages[domain.index] / voltages[-1]) * 2.0 ** (
                     (temps[node] - power.leakage_reference) / power.leakage_doubling)
                 leak *= busy
             idle = power.idle * (units - busy)
@@ -256,7 +262,6 @@ class Device:
             powers[index] = joules / dt if dt > 0 else 0.0
             touched.append(node)
             util_busy[local] += core_busy
-            util_time[local] += core_dt
         node_power = quiet_nodes.copy()
         for node in touched:
             # a node's processors summed in table order from 0.0, as the tick did
@@ -270,15 +275,14 @@ class Device:
             dram_bytes += self.storage.dram_bytes()
             if "model_load" in self.energy:
                 energy["model_load"] = self.storage.load_energy(now - dt, now)
-        energy["dram"] = dram_bytes * self._dram_energy_per_byte
-        energy["memory_idle"] = self._memory_idle * dt
-        energy["base"] = self._base_power * dt
+        dram = energy["dram"] = dram_bytes * self._dram_energy_per_byte
+        memory_idle = energy["memory_idle"] = self._memory_idle * dt
+        base = energy["base"] = self._base_power * dt
         if self.radios:
             now = self.env.now
             energy["radio"] = sum(radio.energy(now - dt, now) for radio in self.radios)
         if dt > 0:
-            node_power[self._board] += (energy["dram"] + energy["memory_idle"]
-                                        + energy["base"] + energy.get("radio", 0.0)
+            node_power[self._board] += (dram + memory_idle + base + energy.get("radio", 0.0)
                                         + energy.get("storage", 0.0)
                                         + energy.get("model_load", 0.0)) / dt
         return energy, np.array(node_power)
@@ -397,7 +401,7 @@ class Device:
     def _wake(self, steps: int) -> None:
         """A wake ``steps`` base steps after the previous one: integrate if a poll,
         a sample or fast-forward needs the state, then run what is due."""
-        now = self.env.now
+        now = self.env._now  # env.now without the property (every wake)
         before = self._ticks
         ticks = self._ticks = before + steps
         self._tick_time = now
@@ -427,9 +431,14 @@ class Device:
                         continue
                     util_time[local] += now - took.get(local, self._last_time)
                     took[local] = now
-                time_ = util_time[local]
-                util = util_busy[local] / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
-                util_busy[local] = util_time[local] = 0.0
+                busy = util_busy[local]
+                if busy == 0.0:  # idle all period (most processors at most wakes)
+                    util = 0.0  # what the division below comes to, whatever the time
+                    util_time[local] = 0.0
+                else:
+                    time_ = util_time[local]
+                    util = busy / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
+                    util_busy[local] = util_time[local] = 0.0
                 if not self.replaying:
                     governor.update(domain, util)
         if self.trip_governor is not None and polled:
@@ -448,7 +457,7 @@ class Device:
         integration was one too (``steps`` base steps at their mean power, a
         cached propagator), otherwise an exact step of any length. Returns the
         mean node power (W) over it."""
-        now = self.env.now
+        now = self.env._now
         thermal = self.thermal
         if self._settled or now != self._tick_time:
             dt = now - self._last_time
@@ -639,7 +648,7 @@ class Device:
             if self._samples_due % self._sample_skip:
                 return  # thinned (_halve): the next kept sample's means cover this one
         if now is None:
-            now = self.env.now
+            now = self.env._now
         if temps is None:
             temps = self.thermal.temperatures
         if levels is None:
@@ -678,7 +687,8 @@ class Device:
             codes = self._head_codes
         self._sample_codes.extend(codes)
         self._sample_starts.append(len(self._sample_values))
-        self._sample_values.extend(values)
+        # fromlist: extend() parses every float through PyArg_Parse, ~2x slower
+        self._sample_values.fromlist(values)
         self._sample_times.append(now)
         if len(self._sample_starts) > _MAX_SAMPLES:
             self._halve()
