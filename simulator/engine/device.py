@@ -31,7 +31,7 @@ from collections.abc import Callable
 from heapq import heappush
 from functools import reduce
 from itertools import repeat
-from operator import add, sub
+from operator import add, sub, truediv
 
 import numpy as np
 import simpy
@@ -413,6 +413,7 @@ class Device:
         if polled or sampled or self.stride != 1 or hook is not None:  # (not self.lazy)
             node_power = self._integrate()
         util_busy, util_time, took = self._util_busy, self._util_time, self._took
+        idle_kept = self._idle_kept
         for local, every, domain, governor, proc in self._periodic:
             if every == 1 or ticks // every > before // every:
                 if self._last_time != now:
@@ -426,19 +427,22 @@ class Device:
                         # exactly 0.0 (0.0 over a positive time), whatever the time
                         took[local] = now
                         util_time[local] = 0.0
-                        if not self.replaying:
-                            governor.update(domain, 0.0)
+                        if not self.replaying and idle_kept[local] != domain.version:
+                            self._idle_update(local, domain, governor)
                         continue
                     util_time[local] += now - took.get(local, self._last_time)
                     took[local] = now
                 busy = util_busy[local]
-                if busy == 0.0:  # idle all period (most processors at most wakes)
-                    util = 0.0  # what the division below comes to, whatever the time
+                if busy == 0.0:  # idle all period (most processors at most wakes):
+                    # a utilisation of 0.0, what the division below comes to whatever
+                    # the time
                     util_time[local] = 0.0
-                else:
-                    time_ = util_time[local]
-                    util = busy / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
-                    util_busy[local] = util_time[local] = 0.0
+                    if not self.replaying and idle_kept[local] != domain.version:
+                        self._idle_update(local, domain, governor)
+                    continue
+                time_ = util_time[local]
+                util = busy / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
+                util_busy[local] = util_time[local] = 0.0
                 if not self.replaying:
                     governor.update(domain, util)
         if self.trip_governor is not None and polled:
@@ -450,6 +454,17 @@ class Device:
                 self._record_sample(temps)
             if hook is not None:  # a watched device is not lazy: it integrated above
                 hook(node_power, temps)
+
+    def _idle_update(self, local: str, domain: FrequencyDomain, governor: Governor) -> None:
+        """A governor's decision at a utilisation of 0.0. If it left the domain as
+        it was and the governor decides from the domain alone, the same decision
+        would again while the domain's ``version`` stays: :meth:`_wake` skips it
+        until then (most processors idle at most wakes, their governors' repeated
+        decisions were a call each)."""
+        version = domain.version
+        governor.update(domain, 0.0)
+        if domain.version == version and type(governor).__dict__.get("decides_from_domain"):
+            self._idle_kept[local] = version
 
     def _integrate(self) -> np.ndarray:
         """Account energy and heat from the last integration up to now: exactly
@@ -561,6 +576,9 @@ class Device:
                           for local, every in self._governor_every.items()]
         # a governor decides every base step (schedutil's 10 ms): the sampler wakes at each
         self._every_step = 1 in self._governor_every.values()
+        # the domain version at which each governor's idle decision changed nothing
+        # (see _idle_update; -1: none yet, as after a governor is replaced)
+        self._idle_kept = dict.fromkeys(self._governor_every, -1)
 
     def dvfs_state(self) -> tuple:
         """What fast-forward keys on: every domain's thermal cap index, and its OPP
@@ -657,10 +675,10 @@ class Device:
             energy = self.energy
         period = now - self._sampled_at
         if temps is self._temps and self._temps_of is self.thermal.theta:
-            values = self._temps_list.copy()  # the last integration's, as a list
+            values = self._temps_list + levels  # the last integration's, as a list
         else:
             values = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
-        values += levels
+            values += levels
         if period > 0:
             joules = energy.values()
             if len(energy) == self._layout_size:  # the usual layout: no new component
@@ -668,7 +686,7 @@ class Device:
                 # (the same additions in the same order) and means
                 diffs = list(map(sub, joules, self._sampled_joules))
                 total = reduce(add, diffs, 0.0)
-                values += [d / period for d in diffs]
+                values += map(truediv, diffs, repeat(period))  # d / period, each
                 values.append(total / period)
                 codes = self._layout_codes
             else:
