@@ -356,3 +356,27 @@ def test_adding_edges_along_the_order_indexes_like_a_full_rebuild(diamond):
     # an edge pointing forward takes the checked path: a cycle is still an error
     with pytest.raises(ConfigError, match="cycl"):
         diamond.with_deps([(ids[-1],)] + [(ids[0],)] * (len(ids) - 1))
+
+
+def test_device_levels_follow_cap_changes_that_keep_the_opp(tiny_soc):
+    # levels() is kept between changes: a cap change that leaves the OPP where it
+    # is (no OPP listener runs) must still show in the next sample's levels
+    import simpy
+
+    from simulator.engine.device import Device
+    from simulator.engine.dvfs import Powersave
+
+    device = Device(simpy.Environment(), "phone", tiny_soc,
+                    {local: Powersave() for local in tiny_soc.processors()},
+                    record_task=lambda *args: None)
+    domain = device.domains["cpu.big"]
+    assert domain.index == 0 < domain.top
+    position = 2 * list(device.domains).index("cpu.big")
+    before = device.levels()
+    assert before[position + 1] == domain.frequencies[domain.top]
+    domain.set_cap(0)  # the OPP stays 0
+    after = device.levels()
+    assert domain.index == 0
+    assert after[position:position + 2] == [domain.frequencies[0], domain.frequencies[0]]
+    after[0] = -1.0  # a copy: the kept list is not the caller's
+    assert device.levels()[0] != -1.0

@@ -29,8 +29,9 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from heapq import heappush
-from itertools import accumulate
-from operator import sub
+from functools import reduce
+from itertools import repeat
+from operator import add, sub, truediv
 
 import numpy as np
 import simpy
@@ -50,6 +51,8 @@ from .thermal import StepWiseGovernor, ThermalNetwork
 # period, 45 h at 10 s) keeps every 2nd, 4th, ... sample instead (Device._halve):
 # a long run's memory stays flat, and its series still integrates to its energy.
 _MAX_SAMPLES = 2**14
+# Integration lengths whose quiet-processor plan is kept (Device._quiet_plan)
+_PLAN_CACHE = 64
 
 
 class Device:
@@ -143,6 +146,8 @@ class Device:
         self.min_frequency = {local: d.frequency for local, d in self.domains.items()}
         for local, domain in self._domain_items:
             domain.listeners.append(self._frequency_listener(local, domain))
+            domain.level_watchers.append(self._levels_changed)
+        self._levels: list[float] | None = None  # levels() until a domain changes
         self._last_time = env.now  # s: the last integration of power and heat
         self._ticks = 0  # base thermal steps up to the last wake
         self._tick_time = env.now  # s: the last wake (a base-step boundary)
@@ -165,9 +170,14 @@ class Device:
         self.tick_hook: Callable[[np.ndarray, np.ndarray], None] | None = None
         # What every tick reads, looked up once: the tick runs every thermal step,
         # and attribute lookups and label formatting were most of its cost.
-        self._tick_table = [(local, proc, proc.spec.units, proc.spec.power,
+        self._tick_table = [(index, local, proc, proc.spec.units, proc.spec.power,
                              self.domains[local], self._node_of[local])
-                            for local, proc in self.processors.items()]
+                            for index, (local, proc) in enumerate(self.processors.items())]
+        # table indices of each thermal node's processors (in table order)
+        self._node_members: dict[int, list[int]] = {}
+        for index, *_, node in self._tick_table:
+            self._node_members.setdefault(node, []).append(index)
+        self._quiet_plans: dict[float, tuple] = {}  # dt (s) -> _quiet_plan(dt)
         self._temp_codes = [self._code(f"{prefix}temp.{name}") for name in self.thermal.names]
         self._domain_labels = [(f"{prefix}freq.{local}", f"{prefix}cap.{local}", domain)
                                for local, domain in self.domains.items()]
@@ -197,36 +207,36 @@ class Device:
             temps = self._temps_list
         else:
             temps = thermal.temperatures.tolist()
-        node_power = [0.0] * len(temps)
-        energy: dict[str, float] = {}
+        # What every processor contributes if quiet (see _quiet_plan); the stirred
+        # ones overwrite their part below.
+        quiet_energy, quiet_power, quiet_nodes = (self._quiet_plans.get(dt)
+                                                  or self._quiet_plan(dt))
+        energy = quiet_energy.copy()
+        powers = None  # W per processor once one is stirred, else quiet_power
+        touched = []  # nodes of stirred processors
         dram_bytes = 0.0
         util_busy, util_time = self._util_busy, self._util_time
         took = self._took
-        now = self.env.now
-        for local, proc, units, power, domain, node in self._tick_table:
-            # Processor.take_integrals_unless_quiet, its test inlined (every
-            # processor, every integration; most are quiet)
-            if (proc.running or proc._held is not _NO_HOLD or proc.energy_dynamic != 0.0
-                    or proc.busy_time != 0.0 or proc.max_core_busy != 0.0
-                    or proc.dram_bytes != 0.0):
-                integrals = proc.take_integrals()
-            else:
-                proc._t = now
-                integrals = None
-            core_dt = dt
-            if took:
+        # Every processor's utilisation time grows by the period (its governor's
+        # signal runs from its own take if it took one since the last integration)
+        if took:
+            now = self.env.now
+            for local in util_time:
                 since = took.pop(local, None)
-                if since is not None:  # the governor's signal runs from its own take
-                    core_dt = self.env.now - since
-            if integrals is None:
-                # A quiet processor: the lines below with zero integrals (adding
-                # 0.0 to the DRAM bytes and the utilisation changes nothing).
-                busy = 0.0
-                joules = 0.0 + (0.0 + power.idle * (units - busy)) * dt
-                energy[local] = joules
-                node_power[node] += joules / dt if dt > 0 else 0.0
-                util_time[local] += core_dt
+                util_time[local] += dt if since is None else now - since
+        else:  # one addition per processor, as the loop above, in C
+            util_time.update(list(zip(util_time, map(add, util_time.values(),
+                                                     repeat(dt)))))
+        # Quiet processors are left out below: their integrals are exact zeros, and
+        # the lines below with zero integrals come to the plan's energy and power
+        # (adding 0.0 to the DRAM bytes and the utilisation changes nothing). Their
+        # integrals are not settled to now: at zero rates a later settle adds 0.0.
+        for index, local, proc, units, power, domain, node in self._tick_table:
+            if not proc.stirred:
                 continue
+            integrals = proc.take_integrals()
+            if not proc.running and proc._held is _NO_HOLD:
+                proc.stirred = False  # zero integrals and rates until a kernel starts
             dynamic, busy_time, core_busy, dram = integrals
             dram_bytes += dram
             if dt > 0:
@@ -240,33 +250,63 @@ class Device:
                 # leakage per powered unit at the domain's voltage and the node's
                 # temperature (an idle processor leaks nothing: ``leak * 0.0`` is
                 # 0.0, so its power-of-two is not computed)
-                leak = power.leakage * (domain.voltage / domain.voltages[-1]) * 2.0 ** (
+                voltages = domain.voltages  # domain.voltage, without the property
+                leak = power.leakage * (voltages[domain.index] / voltages[-1]) * 2.0 ** (
                     (temps[node] - power.leakage_reference) / power.leakage_doubling)
                 leak *= busy
             idle = power.idle * (units - busy)
             joules = dynamic + (leak + idle) * dt
             energy[local] = joules
-            node_power[node] += joules / dt if dt > 0 else 0.0
+            if powers is None:
+                powers = quiet_power.copy()
+            powers[index] = joules / dt if dt > 0 else 0.0
+            touched.append(node)
             util_busy[local] += core_busy
-            util_time[local] += core_dt
+        node_power = quiet_nodes.copy()
+        for node in touched:
+            # a node's processors summed in table order from 0.0, as the tick did
+            watts = 0.0
+            for index in self._node_members[node]:
+                watts += powers[index]
+            node_power[node] = watts
         if self.storage is not None:
             now = self.env.now
             energy["storage"] = self.storage.energy(now - dt, now)
             dram_bytes += self.storage.dram_bytes()
             if "model_load" in self.energy:
                 energy["model_load"] = self.storage.load_energy(now - dt, now)
-        energy["dram"] = dram_bytes * self._dram_energy_per_byte
-        energy["memory_idle"] = self._memory_idle * dt
-        energy["base"] = self._base_power * dt
+        dram = energy["dram"] = dram_bytes * self._dram_energy_per_byte
+        memory_idle = energy["memory_idle"] = self._memory_idle * dt
+        base = energy["base"] = self._base_power * dt
         if self.radios:
             now = self.env.now
             energy["radio"] = sum(radio.energy(now - dt, now) for radio in self.radios)
         if dt > 0:
-            node_power[self._board] += (energy["dram"] + energy["memory_idle"]
-                                        + energy["base"] + energy.get("radio", 0.0)
+            node_power[self._board] += (dram + memory_idle + base + energy.get("radio", 0.0)
                                         + energy.get("storage", 0.0)
                                         + energy.get("model_load", 0.0)) / dt
         return energy, np.array(node_power)
+
+    def _quiet_plan(self, dt: float) -> tuple[dict[str, float], list[float], list[float]]:
+        """What the processors contribute over ``dt`` s when all are quiet: energy
+        (J, :meth:`_collect`'s lines with zero integrals, the same operations),
+        power (W) per processor in table order and per node (summed in table
+        order from 0.0). Cached per length: a run integrates over a few lengths
+        (a base step, the lazy sampler's gaps), and most processors are quiet at
+        most integrations."""
+        energy, power = {}, []
+        for _index, local, _proc, units, spec_power, _domain, _node in self._tick_table:
+            busy = 0.0
+            joules = 0.0 + (0.0 + spec_power.idle * (units - busy)) * dt
+            energy[local] = joules
+            power.append(joules / dt if dt > 0 else 0.0)
+        nodes = [0.0] * len(self.thermal.names)
+        for row, watts in zip(self._tick_table, power):
+            nodes[row[6]] += watts
+        if len(self._quiet_plans) >= _PLAN_CACHE:  # bounded: lengths off the grid vary
+            self._quiet_plans.clear()
+        plan = self._quiet_plans[dt] = (energy, power, nodes)
+        return plan
 
     def attach_radio(self, radio) -> None:
         """Add a radio interface; its energy becomes the ``radio`` component
@@ -361,7 +401,7 @@ class Device:
     def _wake(self, steps: int) -> None:
         """A wake ``steps`` base steps after the previous one: integrate if a poll,
         a sample or fast-forward needs the state, then run what is due."""
-        now = self.env.now
+        now = self.env._now  # env.now without the property (every wake)
         before = self._ticks
         ticks = self._ticks = before + steps
         self._tick_time = now
@@ -373,6 +413,7 @@ class Device:
         if polled or sampled or self.stride != 1 or hook is not None:  # (not self.lazy)
             node_power = self._integrate()
         util_busy, util_time, took = self._util_busy, self._util_time, self._took
+        idle_kept = self._idle_kept
         for local, every, domain, governor, proc in self._periodic:
             if every == 1 or ticks // every > before // every:
                 if self._last_time != now:
@@ -386,13 +427,21 @@ class Device:
                         # exactly 0.0 (0.0 over a positive time), whatever the time
                         took[local] = now
                         util_time[local] = 0.0
-                        if not self.replaying:
-                            governor.update(domain, 0.0)
+                        if not self.replaying and idle_kept[local] != domain.version:
+                            self._idle_update(local, domain, governor)
                         continue
                     util_time[local] += now - took.get(local, self._last_time)
                     took[local] = now
+                busy = util_busy[local]
+                if busy == 0.0:  # idle all period (most processors at most wakes):
+                    # a utilisation of 0.0, what the division below comes to whatever
+                    # the time
+                    util_time[local] = 0.0
+                    if not self.replaying and idle_kept[local] != domain.version:
+                        self._idle_update(local, domain, governor)
+                    continue
                 time_ = util_time[local]
-                util = util_busy[local] / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
+                util = busy / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
                 util_busy[local] = util_time[local] = 0.0
                 if not self.replaying:
                     governor.update(domain, util)
@@ -406,13 +455,24 @@ class Device:
             if hook is not None:  # a watched device is not lazy: it integrated above
                 hook(node_power, temps)
 
+    def _idle_update(self, local: str, domain: FrequencyDomain, governor: Governor) -> None:
+        """A governor's decision at a utilisation of 0.0. If it left the domain as
+        it was and the governor decides from the domain alone, the same decision
+        would again while the domain's ``version`` stays: :meth:`_wake` skips it
+        until then (most processors idle at most wakes, their governors' repeated
+        decisions were a call each)."""
+        version = domain.version
+        governor.update(domain, 0.0)
+        if domain.version == version and type(governor).__dict__.get("decides_from_domain"):
+            self._idle_kept[local] = version
+
     def _integrate(self) -> np.ndarray:
         """Account energy and heat from the last integration up to now: exactly
         the old tick's step when now is a base-step boundary and the last
         integration was one too (``steps`` base steps at their mean power, a
         cached propagator), otherwise an exact step of any length. Returns the
         mean node power (W) over it."""
-        now = self.env.now
+        now = self.env._now
         thermal = self.thermal
         if self._settled or now != self._tick_time:
             dt = now - self._last_time
@@ -516,6 +576,9 @@ class Device:
                           for local, every in self._governor_every.items()]
         # a governor decides every base step (schedutil's 10 ms): the sampler wakes at each
         self._every_step = 1 in self._governor_every.values()
+        # the domain version at which each governor's idle decision changed nothing
+        # (see _idle_update; -1: none yet, as after a governor is replaced)
+        self._idle_kept = dict.fromkeys(self._governor_every, -1)
 
     def dvfs_state(self) -> tuple:
         """What fast-forward keys on: every domain's thermal cap index, and its OPP
@@ -538,12 +601,24 @@ class Device:
         self._record_sample(force=True)
 
     def levels(self) -> list[float]:
-        """Every domain's frequency and cap (Hz), interleaved, in sample order."""
-        values = []
-        for _freq_label, _cap_label, domain in self._domain_labels:
-            values.append(domain.frequencies[domain.index])
-            values.append(domain.frequencies[domain.cap])
-        return values
+        """Every domain's frequency and cap (Hz), interleaved, in sample order (a
+        new list)."""
+        return self._level_values().copy()
+
+    def _level_values(self) -> list[float]:
+        """:meth:`levels`, kept (not to be changed) between OPP and cap changes,
+        which are rarer than samples."""
+        if self._levels is None:
+            values = []
+            for _freq_label, _cap_label, domain in self._domain_labels:
+                values.append(domain.frequencies[domain.index])
+                values.append(domain.frequencies[domain.cap])
+            self._levels = values
+        return self._levels
+
+    def _levels_changed(self) -> None:
+        """Domain watcher: an OPP or a cap changed."""
+        self._levels = None
 
     def leap(self, dt: float, ticks: int, gain: list[float], samples) -> None:
         """Account ``dt`` s (``ticks`` base steps) of a periodic steady state that
@@ -591,27 +666,27 @@ class Device:
             if self._samples_due % self._sample_skip:
                 return  # thinned (_halve): the next kept sample's means cover this one
         if now is None:
-            now = self.env.now
+            now = self.env._now
         if temps is None:
             temps = self.thermal.temperatures
         if levels is None:
-            levels = self.levels()
+            levels = self._levels or self._level_values()  # only read below
         if energy is None:
             energy = self.energy
         period = now - self._sampled_at
         if temps is self._temps and self._temps_of is self.thermal.theta:
-            values = self._temps_list.copy()  # the last integration's, as a list
+            values = self._temps_list + levels  # the last integration's, as a list
         else:
             values = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
-        values += levels
+            values += levels
         if period > 0:
             joules = energy.values()
             if len(energy) == self._layout_size:  # the usual layout: no new component
                 # the loop below in C: differences, their running total from 0.0
                 # (the same additions in the same order) and means
                 diffs = list(map(sub, joules, self._sampled_joules))
-                total = list(accumulate(diffs, initial=0.0))[-1]
-                values += [d / period for d in diffs]
+                total = reduce(add, diffs, 0.0)
+                values += map(truediv, diffs, repeat(period))  # d / period, each
                 values.append(total / period)
                 codes = self._layout_codes
             else:
@@ -630,7 +705,8 @@ class Device:
             codes = self._head_codes
         self._sample_codes.extend(codes)
         self._sample_starts.append(len(self._sample_values))
-        self._sample_values.extend(values)
+        # fromlist: extend() parses every float through PyArg_Parse, ~2x slower
+        self._sample_values.fromlist(values)
         self._sample_times.append(now)
         if len(self._sample_starts) > _MAX_SAMPLES:
             self._halve()

@@ -116,6 +116,13 @@ class Processor:
         self._held = _NO_HOLD
         # what take_integrals handed out so far (J, unit-s, s, B)
         self._taken = [0.0, 0.0, 0.0, 0.0]
+        # Whether the integrals may be non-zero: set when a kernel starts or rates
+        # are held (the only ways a rate becomes non-zero), cleared by the device
+        # when it takes them from a processor that runs and holds nothing. While
+        # False every integral is exactly 0.0 and stays so (the rates are 0.0:
+        # :meth:`_release` resets them when the last kernel leaves), so the
+        # device's integration skips the processor (Device._collect).
+        self.stirred = False
         domain.listeners.append(self._on_frequency)
 
     # -- accounting -------------------------------------------------------
@@ -156,19 +163,6 @@ class Processor:
         taken[3] += out[3]
         return out
 
-    def take_integrals_unless_quiet(self) -> tuple[float, float, float, float] | None:
-        """:meth:`take_integrals`, or None if the processor is *quiet*: nothing ran
-        or was held on it since the last take, so all four integrals are exact
-        zeros (its rates are reset to 0.0 when the last kernel leaves) and
-        taking them would change nothing but the time they are settled to.
-        The thermal tick asks this of every processor, mostly idle ones."""
-        if (self.running or self._held is not _NO_HOLD or self.energy_dynamic != 0.0
-                or self.busy_time != 0.0 or self.max_core_busy != 0.0
-                or self.dram_bytes != 0.0):
-            return self.take_integrals()
-        self._t = self.env.now
-        return None
-
     def take_core_busy(self) -> float:
         """Return and reset only the busiest-core busy seconds (a governor's
         signal between two thermal integrations: the other integrals stay for
@@ -200,6 +194,7 @@ class Processor:
         """
         self.settle()
         self._held = (power, busy, core_busy, dram_rate)
+        self.stirred = True
 
     def release(self) -> None:
         """End a :meth:`hold`."""
@@ -262,6 +257,7 @@ class Processor:
         need = task.need
         self.free -= need
         self.busy += need
+        self.stirred = True
         free_lanes, units = self.free_lanes, task.units
         if task.share >= 1.0 and len(free_lanes) >= units:
             task.lanes = tuple(free_lanes[:units])
