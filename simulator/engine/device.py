@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from heapq import heappush
 from functools import reduce
+from heapq import heappush
 from itertools import repeat
 from operator import add, sub, truediv
 

@@ -143,17 +143,7 @@ class Processor:
     def take_integrals(self) -> tuple[float, float, float, float]:
         """Return and reset (dynamic energy J, busy unit-seconds, busiest-core
         busy seconds, DRAM bytes)."""
-        # settle() inlined (the same sums): every processor, every thermal step
-        now = self.env.now
-        dt = now - self._t
-        if dt > 0:
-            held_power, held_busy, held_core, held_dram = self._held
-            busy = self.busy
-            self.energy_dynamic += (self.power + held_power) * dt
-            self.busy_time += (busy + held_busy) * dt
-            self.max_core_busy += ((busy if busy < 1.0 else 1.0) + held_core) * dt
-            self.dram_bytes += (self.dram_rate + held_dram) * dt
-            self._t = now
+        self.settle()
         out = (self.energy_dynamic, self.busy_time, self.max_core_busy, self.dram_bytes)
         self.energy_dynamic = self.busy_time = self.max_core_busy = self.dram_bytes = 0.0
         taken = self._taken  # unrolled, for the same reason
@@ -241,17 +231,7 @@ class Processor:
 
     # -- execution --------------------------------------------------------
     def _start(self, task: Task) -> None:
-        # settle() inlined (the same sums): once per kernel, the engine's hottest path
-        now = self.env._now  # env.now without the property
-        dt = now - self._t
-        if dt > 0:
-            held_power, held_busy, held_core, held_dram = self._held
-            busy = self.busy
-            self.energy_dynamic += (self.power + held_power) * dt
-            self.busy_time += (busy + held_busy) * dt
-            self.max_core_busy += ((busy if busy < 1.0 else 1.0) + held_core) * dt
-            self.dram_bytes += (self.dram_rate + held_dram) * dt
-            self._t = now
+        self.settle()
         if task.stream is not None:
             self._streams.add(task.stream)
         need = task.need
@@ -262,7 +242,7 @@ class Processor:
         if task.share >= 1.0 and len(free_lanes) >= units:
             task.lanes = tuple(free_lanes[:units])
             del free_lanes[:units]
-        task.start = task.t_last = now
+        task.start = task.t_last = self.env._now
         self.running.append(task)
         self._time(task)
 
@@ -319,17 +299,7 @@ class Processor:
 
     def _release(self, task: Task) -> None:
         """Take a running task off the units (finished or cancelled)."""
-        # settle() inlined (the same sums), as in _start
-        now = self.env._now
-        dt = now - self._t
-        if dt > 0:
-            held_power, held_busy, held_core, held_dram = self._held
-            busy = self.busy
-            self.energy_dynamic += (self.power + held_power) * dt
-            self.busy_time += (busy + held_busy) * dt
-            self.max_core_busy += ((busy if busy < 1.0 else 1.0) + held_core) * dt
-            self.dram_bytes += (self.dram_rate + held_dram) * dt
-            self._t = now
+        self.settle()
         running = self.running
         running.remove(task)
         if not running:  # avoid drift from float sums
