@@ -296,6 +296,16 @@ def test_thermal_network_matches_its_steady_state(tiny_soc):
     assert steady[0] == pytest.approx(31.0)
 
 
+def test_a_changed_ambient_moves_every_node_reading_alike(tiny_soc):
+    """temperatures (an array kept for speed) and temperature(node) follow the ambient."""
+    network = ThermalNetwork(tiny_soc.thermal)
+    network.advance(np.array([2.0, 0.0, 0.0]), steps=100)
+    before = network.temperatures.copy()
+    network.ambient += 10.0
+    assert network.temperatures == pytest.approx(before + 10.0, abs=1e-12)
+    assert [network.temperature(name) for name in network.names] == list(network.temperatures)
+
+
 def test_thermal_governor_caps_frequency_when_hot(tiny_soc_dict):
     from simulator.spec.soc import SocSpec
 

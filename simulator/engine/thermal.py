@@ -43,7 +43,7 @@ class ThermalNetwork:
     def __init__(self, spec: ThermalSpec, initial: float | None = None):
         self.names = list(spec.nodes)
         self.index = {name: i for i, name in enumerate(self.names)}
-        self.ambient = spec.ambient
+        self.ambient = spec.ambient  # °C (the setter keeps a per-node array too)
         self.step = spec.step
         n = len(self.names)
         conductance = np.zeros((n, n))
@@ -67,7 +67,6 @@ class ThermalNetwork:
         self._exact: dict[float, tuple[np.ndarray, np.ndarray]] = {}  # dt (s) -> pair
         start = self.ambient if initial is None else initial
         self.theta = np.full(n, start - self.ambient)
-        self._ambient = np.full(n, self.ambient)  # °C per node (see temperatures)
 
     def _propagators(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Exact ``(Phi, Gamma)`` for a step of ``dt`` seconds at constant power."""
@@ -92,6 +91,17 @@ class ThermalNetwork:
         for i, ok in enumerate(grounded):
             if not ok:
                 raise ConfigError(f"thermal node {self.names[i]!r} has no path to ambient")
+
+    @property
+    def ambient(self) -> float:
+        """Ambient temperature (°C); setting it moves every node's reference."""
+        return self._ambient_c
+
+    @ambient.setter
+    def ambient(self, celsius: float) -> None:
+        self._ambient_c = celsius
+        # temperatures() adds this array (kept in step with the float)
+        self._ambient = np.full(len(self.names), celsius)
 
     @property
     def temperatures(self) -> np.ndarray:
