@@ -64,8 +64,9 @@ still ~55% of its call: ``serialize``/``Trace.with_deps`` ran Python's collector
 over 50,000 new tuples (~40% of the rewrite; now paused) and set unions per row, the
 plan's fan-out built a grouping dict per row (single successors now skip it). The
 run phase, per kernel, lost a ``Timeout`` and its callback (the completion is pushed
-onto SimPy's queue as the event itself), two ``settle`` calls (inlined) and the
-per-successor ``arrive`` call. The sampler lost its SimPy process (its own events,
+onto SimPy's queue as the event itself) and the per-successor ``arrive`` call
+(``settle`` was inlined too; it is called again: its cost is inside callgrind's
+run-to-run spread). The sampler lost its SimPy process (its own events,
 same queue order), its five governor decisions per wake when they are fixed points
 (``Schedutil.update``: an exact keep interval per OPP and request), the arithmetic of
 an idle processor's period; a sample lost its per-value code appends and Python
@@ -78,9 +79,7 @@ with 1 s samples spends ~70% of its run on the kernel path (``_start``/``_time``
 
 Fifth session (the 10 ms ResNet-18 case; same bytes, ``identical_outputs.py``): a wake
 no longer walks the quiet processors (a ``stirred`` flag instead of six tests, their
-idle energy and node power from a per-length plan), asks an idle processor's governor
-again only when its domain changed (``decides_from_domain``, ``FrequencyDomain.version``),
-keeps a sample's levels between OPP/cap changes and appends its values with
+idle energy and node power from a per-length plan), keeps a sample's levels between OPP/cap changes and appends its values with
 ``array.fromlist``. Instructions (callgrind, the whole ``simulate`` call of ResNet-18
 x20, deterministic where the ratios move with the machine's load): 10 ms samples
 460 M -> 421 M (-8.5%), 1 s samples 296 M -> 286 M (-3%); the part the 10 ms samples

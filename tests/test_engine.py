@@ -306,6 +306,28 @@ def test_a_changed_ambient_moves_every_node_reading_alike(tiny_soc):
     assert [network.temperature(name) for name in network.names] == list(network.temperatures)
 
 
+def test_a_device_reads_a_changed_ambient_at_its_next_integration(tiny_soc):
+    """The device's list copy of the temperatures (leakage, samples) is not reused
+    after the ambient moved."""
+    import simpy
+
+    from simulator.engine.device import Device
+    from simulator.engine.dvfs import Powersave
+
+    env = simpy.Environment()
+    device = Device(env, "phone", tiny_soc, {p: Powersave() for p in tiny_soc.processors()},
+                    record_task=lambda *args: None)
+    device.start()
+    env.run(until=0.05)
+    device.thermal.ambient += 10.0
+    # the copy is valid only while theta is the object it was made from; the next
+    # integration's leakage would otherwise read the old ambient
+    assert device._temps_of is not device.thermal.theta
+    env.run(until=0.1)
+    assert device._temps_list == device.thermal.temperatures.tolist()
+    assert min(device._temps_list) > 34.9
+
+
 def test_thermal_governor_caps_frequency_when_hot(tiny_soc_dict):
     from simulator.spec.soc import SocSpec
 

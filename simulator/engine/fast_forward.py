@@ -88,9 +88,10 @@ _GAP_K = 0.5  # K, largest distance of any node from the fixed point
 
 
 # SimPy has no public way to move the clock or withdraw an event, which a leap over
-# whole periods needs (FastForward._leap). These two helpers are the only use of
-# SimPy's private API: ``env._queue``, a heap of (time, priority, id, event)
-# entries, and ``env._now``. setup.cfg pins simpy to the 4.1 series for them.
+# whole periods needs (FastForward._leap). These two helpers, the kernels' completions
+# (Processor._time) and the device's sampler events (Device._push) use SimPy's
+# private API: ``env._queue``, a heap of (time, priority, id, event) entries,
+# ``env._eid`` and ``env._now``. setup.cfg pins simpy to the 4.1 series for them.
 def _horizon(env, owner) -> float:
     """Time (s) of the next queued event not owned by ``owner`` (``ff_owner``)."""
     return min((entry[0] for entry in env._queue

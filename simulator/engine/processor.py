@@ -117,8 +117,8 @@ class Processor:
         # what take_integrals handed out so far (J, unit-s, s, B)
         self._taken = [0.0, 0.0, 0.0, 0.0]
         # Whether the integrals may be non-zero: set when a kernel starts or rates
-        # are held (the only ways a rate becomes non-zero), cleared by the device
-        # when it takes them from a processor that runs and holds nothing. While
+        # are held (the only ways a rate becomes non-zero), cleared when the device
+        # takes them (take_integrals) from a processor that runs and holds nothing. While
         # False every integral is exactly 0.0 and stays so (the rates are 0.0:
         # :meth:`_release` resets them when the last kernel leaves), so the
         # device's integration skips the processor (Device._collect).
@@ -146,11 +146,13 @@ class Processor:
         self.settle()
         out = (self.energy_dynamic, self.busy_time, self.max_core_busy, self.dram_bytes)
         self.energy_dynamic = self.busy_time = self.max_core_busy = self.dram_bytes = 0.0
-        taken = self._taken  # unrolled, for the same reason
+        taken = self._taken  # unrolled: every stirred processor, every integration
         taken[0] += out[0]
         taken[1] += out[1]
         taken[2] += out[2]
         taken[3] += out[3]
+        if not self.running and self._held is _NO_HOLD:
+            self.stirred = False  # zero integrals and rates until a kernel starts
         return out
 
     def take_core_busy(self) -> float:
@@ -284,8 +286,8 @@ class Processor:
         # What Timeout(env, remaining) does (the same time, ``now + delay``, and the
         # same place in SimPy's queue: NORMAL priority, the next event id), with the
         # completion as the event itself: one object per kernel instead of a
-        # Timeout, its callback list and a callback (SimPy's queue layout is pinned,
-        # see fast_forward._leap).
+        # Timeout, its callback list and a callback (SimPy's private queue layout:
+        # setup.cfg pins simpy to 4.1, see fast_forward._horizon).
         env = self.env
         heappush(env._queue, (env._now + (remaining if remaining > 0.0 else 0.0), _NORMAL,
                               next(env._eid), _Completion(self, task, task.gen)))

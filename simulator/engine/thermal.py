@@ -43,7 +43,7 @@ class ThermalNetwork:
     def __init__(self, spec: ThermalSpec, initial: float | None = None):
         self.names = list(spec.nodes)
         self.index = {name: i for i, name in enumerate(self.names)}
-        self.ambient = spec.ambient  # °C (the setter keeps a per-node array too)
+        self._ambient_c = spec.ambient  # °C (see the ambient property)
         self.step = spec.step
         n = len(self.names)
         conductance = np.zeros((n, n))
@@ -67,6 +67,7 @@ class ThermalNetwork:
         self._exact: dict[float, tuple[np.ndarray, np.ndarray]] = {}  # dt (s) -> pair
         start = self.ambient if initial is None else initial
         self.theta = np.full(n, start - self.ambient)
+        self._ambient = np.full(n, self.ambient)  # °C per node (temperatures adds it)
 
     def _propagators(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Exact ``(Phi, Gamma)`` for a step of ``dt`` seconds at constant power."""
@@ -102,6 +103,9 @@ class ThermalNetwork:
         self._ambient_c = celsius
         # temperatures() adds this array (kept in step with the float)
         self._ambient = np.full(len(self.names), celsius)
+        # a new theta object, the same values: a copy of the temperatures kept while
+        # ``theta`` is the same object (Device._temps_list) is then stale
+        self.theta = self.theta.copy()
 
     @property
     def temperatures(self) -> np.ndarray:
