@@ -79,7 +79,9 @@ with 1 s samples spends ~70% of its run on the kernel path (``_start``/``_time``
 
 Fifth session (the 10 ms ResNet-18 case; same bytes, ``identical_outputs.py``): a wake
 no longer walks the quiet processors (a ``stirred`` flag instead of six tests, their
-idle energy and node power from a per-length plan), keeps a sample's levels between OPP/cap changes and appends its values with
+idle energy and node power from a per-length plan), asks an idle processor's governor
+again only when its domain changed (``decides_from_domain``, ``FrequencyDomain.version``),
+keeps a sample's levels between OPP/cap changes and appends its values with
 ``array.fromlist``. Instructions (callgrind, the whole ``simulate`` call of ResNet-18
 x20, deterministic where the ratios move with the machine's load): 10 ms samples
 460 M -> 421 M (-8.5%), 1 s samples 296 M -> 286 M (-3%); the part the 10 ms samples

@@ -42,7 +42,7 @@ from ..hardware.cost import CostModel
 from ..spec.soc import SocSpec
 from .dvfs import FrequencyDomain, Governor
 from .links import BandwidthSchedule, Channel
-from .processor import Processor, Task
+from .processor import _NO_HOLD, Processor, Task
 from .storage import Storage
 from .thermal import StepWiseGovernor, ThermalNetwork
 
@@ -234,7 +234,7 @@ class Device:
         for index, local, proc, units, power, domain, node in self._tick_table:
             if not proc.stirred:
                 continue
-            integrals = proc.take_integrals()
+            integrals = proc.take_integrals()  # (clears stirred once it is quiet)
             dynamic, busy_time, core_busy, dram = integrals
             dram_bytes += dram
             if dt > 0:
@@ -411,12 +411,23 @@ class Device:
         if polled or sampled or self.stride != 1 or hook is not None:  # (not self.lazy)
             node_power = self._integrate()
         util_busy, util_time, took = self._util_busy, self._util_time, self._took
+        idle_kept = self._idle_kept
         for local, every, domain, governor, proc in self._periodic:
             if every == 1 or ticks // every > before // every:
                 if self._last_time != now:
                     # not integrated (yet: an OPP change integrates): this governor's
                     # signal alone, its processor's other integrals wait for _collect
-                    util_busy[local] += proc.take_core_busy()
+                    # (a quiet processor's is 0.0: take_core_busy's test, inlined)
+                    if proc.running or proc.max_core_busy != 0.0 or proc._held is not _NO_HOLD:
+                        util_busy[local] += proc.take_core_busy()
+                    elif util_busy[local] == 0.0:
+                        # idle all period: the lines below come to a utilisation of
+                        # exactly 0.0 (0.0 over a positive time), whatever the time
+                        took[local] = now
+                        util_time[local] = 0.0
+                        if not self.replaying and idle_kept[local] != domain.version:
+                            self._idle_update(local, domain, governor)
+                        continue
                     util_time[local] += now - took.get(local, self._last_time)
                     took[local] = now
                 busy = util_busy[local]
@@ -424,8 +435,8 @@ class Device:
                     # a utilisation of 0.0, what the division below comes to whatever
                     # the time
                     util_time[local] = 0.0
-                    if not self.replaying:
-                        governor.update(domain, 0.0)
+                    if not self.replaying and idle_kept[local] != domain.version:
+                        self._idle_update(local, domain, governor)
                     continue
                 time_ = util_time[local]
                 util = busy / (1e-15 if 1e-15 > time_ else time_)  # max(time_, 1e-15)
@@ -441,6 +452,17 @@ class Device:
                 self._record_sample(temps)
             if hook is not None:  # a watched device is not lazy: it integrated above
                 hook(node_power, temps)
+
+    def _idle_update(self, local: str, domain: FrequencyDomain, governor: Governor) -> None:
+        """A governor's decision at a utilisation of 0.0. If it left the domain as
+        it was and the governor decides from the domain alone, the same decision
+        would again while the domain's ``version`` stays: :meth:`_wake` skips it
+        until then (most processors idle at most wakes, their governors' repeated
+        decisions were a call each)."""
+        version = domain.version
+        governor.update(domain, 0.0)
+        if domain.version == version and type(governor).__dict__.get("decides_from_domain"):
+            self._idle_kept[local] = version
 
     def _integrate(self) -> np.ndarray:
         """Account energy and heat from the last integration up to now: exactly
@@ -552,6 +574,9 @@ class Device:
                           for local, every in self._governor_every.items()]
         # a governor decides every base step (schedutil's 10 ms): the sampler wakes at each
         self._every_step = 1 in self._governor_every.values()
+        # the domain version at which each governor's idle decision changed nothing
+        # (see _idle_update; -1: none yet, as after a governor is replaced)
+        self._idle_kept = dict.fromkeys(self._governor_every, -1)
 
     def dvfs_state(self) -> tuple:
         """What fast-forward keys on: every domain's thermal cap index, and its OPP

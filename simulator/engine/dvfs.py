@@ -46,6 +46,9 @@ class FrequencyDomain:
         # Called with True before an OPP change (settle work at the old speed)
         # and with False after it (re-time the rest).
         self.listeners: list[Callable[[bool], None]] = []
+        # Bumped when the request or the cap changes (the OPP changes only then):
+        # what a decision depends on is unchanged while it is (Device._wake)
+        self.version = 0
         # Called after the OPP or the cap changed (what a time series records).
         self.level_watchers: list[Callable[[], None]] = []
 
@@ -80,6 +83,7 @@ class FrequencyDomain:
             # every period, so this is the common case.
             return
         self.requested = requested
+        self.version += 1
         self._apply()
 
     def set_cap(self, index: int) -> None:
@@ -87,6 +91,7 @@ class FrequencyDomain:
         cap = max(0, min(index, self.top))
         if cap != self.cap:
             self.cap = cap
+            self.version += 1
             for watcher in self.level_watchers:
                 watcher()
         self._apply()
@@ -111,6 +116,12 @@ class Governor:
     """
 
     period: float = 0.0
+    # Whether update() reads only the domain and the utilisation and changes only
+    # the domain: then a decision that left the domain as it was leaves it so again
+    # while its ``version`` stays, and the device skips repeating it for an idle
+    # processor. Declared by each class itself (a subclass with state of its own
+    # does not inherit it: see Device._update_periodic).
+    decides_from_domain: bool = False
 
     def start(self, domain: FrequencyDomain) -> None:
         """Set the initial OPP."""
@@ -130,12 +141,14 @@ class Governor:
 class Performance(Governor):
     """Always the highest OPP."""
 
+    decides_from_domain = True
 
 
 @GOVERNORS.register("powersave")
 class Powersave(Governor):
     """Always the lowest OPP the OS allows (the domain's floor)."""
 
+    decides_from_domain = True
 
     def start(self, domain: FrequencyDomain) -> None:
         domain.request(0)
@@ -153,6 +166,7 @@ class Userspace(Governor):
         frequency: requested frequency in Hz.
     """
 
+    decides_from_domain = True
 
     def __init__(self, frequency: float):
         if frequency <= 0:
@@ -179,6 +193,7 @@ class Schedutil(Governor):
         headroom: utilisation headroom factor.
     """
 
+    decides_from_domain = True  # (``_keeps`` is a cache of decisions)
 
     def __init__(self, period: float = 0.01, headroom: float = 1.25):
         if period <= 0 or headroom < 1:
