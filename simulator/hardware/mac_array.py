@@ -19,6 +19,8 @@ columns) still has a wide input, and fills one pixel lane, not its rows;
 a sequence's input has one column too (``in_w`` 1, or 0 when not traced). A
 3-channel first convolution keeps 3 of 16 input lanes busy (u = 0.1875 on a
 16-channel array); a fully connected layer at batch 1 one of 8 pixel lanes.
+A core computes one frame at a time: a batch does not fill the pixel lanes
+(the Xenos runs are batch 1).
 A dimension the trace leaves out (0) is taken as filling the array.
 """
 
