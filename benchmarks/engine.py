@@ -18,8 +18,9 @@
    under 10% of the short run's).
 
 Usage: ``python benchmarks/engine.py [--kernels N] [--repeat R] [--skip-import]
-[--skip-rss]``. The machine's load moves every figure; compare runs made
-back to back.
+[--skip-rss] [--only CASE]``. The machine's load moves every figure; compare runs
+made back to back. ``--only CASE --flame FILE`` samples one case with py-spy and
+prints where its run phase goes (see :func:`flame`).
 
 Profile (cProfile, issue 21; before the changes, 20,000 kernels):
 
@@ -113,6 +114,8 @@ IMPORT_GOAL_S = 0.1  # ``import simulator`` (fresh interpreter, minus a bare one
 # of the short run's (no record per kernel or per iteration is kept; the time series
 # is bounded: simulator/engine/iterations.py, Device._halve)
 RSS_GOAL_GROWTH = 0.10
+# The throughput cases, in the order printed (``--only`` names one)
+CASES = ("chain", "chains", "resnet18", "resnet18-1s")
 
 
 def raw_simpy(n: int) -> float:
@@ -190,8 +193,9 @@ def engine(trace, processor: str, cores: int, iterations: int = 1,
         simpy.Environment.run = original
 
 
-def throughput(n: int, repeat: int) -> None:
-    """Part 1: kernels/s and the ratio to raw SimPy, per case."""
+def throughput(n: int, repeat: int, only: str | None = None) -> None:
+    """Part 1: kernels/s and the ratio to raw SimPy, per case (all, or ``only``
+    one of :data:`CASES`)."""
     from workloads.generate import generate_trace
 
     resnet = generate_trace("resnet18", mode="training", batch=8, input_size=32)
@@ -206,7 +210,9 @@ def throughput(n: int, repeat: int) -> None:
              "  the same, 1 s samples": (resnet, "cpu.gold", 3, repeats,
                                          {"sample_period": "1 s"})}
     engine(*cases["chain, 1 core"])  # warm-up: imports, SoC cache
-    for label, (trace, proc, cores, iterations, outputs) in cases.items():
+    for key, (label, (trace, proc, cores, iterations, outputs)) in zip(CASES, cases.items()):
+        if only is not None and key != only:
+            continue
         kernels = len(trace) * iterations
         # Raw SimPy and the engine alternate, best of ``repeat`` each, so that a
         # change in the machine's load moves both sides of the ratio alike.
@@ -282,22 +288,72 @@ def peak_rss() -> None:
           f"{RSS_GOAL_GROWTH:.0%}: {'ok' if fraction < RSS_GOAL_GROWTH else 'above goal'})")
 
 
+def flame(case: str, kernels: int, folded: str, top: int = 25) -> None:
+    """Sample one throughput case with py-spy (a sampling profiler: a few percent
+    of overhead where cProfile's per-call hooks double a run) and print the share
+    of the run phase (``Environment.run``) each function takes, with its callees
+    (inclusive) and alone (own). ``folded`` gets py-spy's folded stacks: one
+    ``frame;frame;... count`` line per stack, the input of any flame-graph viewer
+    (``flamegraph.pl``, speedscope)."""
+    from collections import Counter
+
+    command = ["py-spy", "record", "--rate", "1000", "--format", "raw", "--output", folded,
+               "--", sys.executable, __file__, "--only", case, "--repeat", "3",
+               "--kernels", str(kernels)]
+    try:
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    except FileNotFoundError:
+        sys.exit("engine.py: --flame needs py-spy (pip install py-spy)")
+    inclusive, own, total = Counter(), Counter(), 0
+    with open(folded) as lines:
+        for line in lines:
+            stack, count = line.rsplit(" ", 1)
+            frames = stack.split(";")
+            # the engine's run phase down ("Environment.run (simpy/core.py:254)"
+            # inside ``simulate``; not the raw SimPy loop's)
+            roots = [i for i, frame in enumerate(frames) if frame.startswith("Environment.run ")]
+            if not roots or not any(frame.startswith("simulate ") for frame in frames):
+                continue
+            # a function, not a line: "name (file:line)" -> "name (file)"
+            names = [frame.rsplit(":", 1)[0] + ")" for frame in frames[roots[0]:]]
+            total += int(count)
+            for name in set(names):
+                inclusive[name] += int(count)
+            own[names[-1]] += int(count)
+    print(f"{case}: {total} samples in the run phase (folded stacks: {folded})")
+    print(f"{'inclusive':>9s} {'own':>6s}  function")
+    for name, count in inclusive.most_common(top):
+        print(f"{count / total:9.1%} {own[name] / total:6.1%}  {name}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-import", action="store_true")
     parser.add_argument("--skip-rss", action="store_true")
+    parser.add_argument("--only", choices=CASES,
+                        help="one throughput case (implies --skip-import --skip-rss)")
+    parser.add_argument("--flame", metavar="FILE",
+                        help="sample the --only case with py-spy (pip install py-spy), "
+                             "write its folded stacks to FILE and print where its run "
+                             "phase goes")
     parser.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
         _rss_child(args.rss_child)
         return
-    if not args.skip_rss:
+    if args.flame:
+        if args.only is None:
+            parser.error("--flame needs --only CASE")
+        flame(args.only, args.kernels, args.flame)
+        return
+    if not args.skip_rss and args.only is None:
         peak_rss()  # first: see the note on imports above
-    if not args.skip_import:
+    if not args.skip_import and args.only is None:
         import_time(args.repeat)
-    throughput(args.kernels, args.repeat)
+    throughput(args.kernels, args.repeat, args.only)
 
 
 if __name__ == "__main__":
