@@ -21,8 +21,12 @@
    process started from this small one (Linux hands a parent's peak RSS down to
    a child), next to the goal: growth under 10 % of the short run's.
 
+With ``--inference --batches 20000`` the same comparison runs inference frames
+(ResNet-18, batch 1, on the SD888's gold cores held at their top OPP until the trip
+governor caps them): fast-forward is not specific to training.
+
 Run: ``python benchmarks/fast_forward.py [--batches 1500] [--policy mnn-fp32]
-[--convergence] [--only-convergence] [--memory]``.
+[--inference] [--convergence] [--only-convergence] [--memory]``.
 """
 
 from __future__ import annotations
@@ -55,6 +59,30 @@ def run(batches: int, policy: str, fast_forward: bool,
                      "batches": batches, "fast_forward": fast_forward},
         "policy": params,
         "outputs": {"timeline": False, "kernels": False, "sample_period": "10 s"}})
+    start = time.perf_counter()
+    sim = Simulation(exp).build().plan().run()
+    metrics = sim.collect().metrics
+    wall = time.perf_counter() - start
+    ff = sim.runners[0].fast_forward
+    if ff is not None:
+        metrics["leaps"], metrics["leaped_s"] = ff.leaps, ff.leaped
+    return metrics, wall
+
+
+def run_inference(frames: int, model: str, fast_forward: bool) -> tuple[dict, float]:
+    """(metrics, wall seconds) of ``frames`` inference frames of ``model`` (batch 1,
+    224 px) back to back on the SD888's gold cores at their top OPP (``performance``:
+    the cores heat until the trip governor caps them), thermal governor on."""
+    from simulator.engine.simulation import Simulation
+    from simulator.spec.experiment import ExperimentSpec
+
+    exp = ExperimentSpec.model_validate({
+        "name": "ff-bench-inference", "soc": "snapdragon888",
+        "workload": {"model": model, "mode": "inference", "batch": 1,
+                     "iterations": frames, "fast_forward": fast_forward},
+        "policy": {"name": "single", "processor": "cpu.gold"},
+        "dvfs": {"governor": "performance"}, "thermal": {"governor": True},
+        "outputs": {"timeline": False, "kernels": False, "sample_period": "1 s"}})
     start = time.perf_counter()
     sim = Simulation(exp).build().plan().run()
     metrics = sim.collect().metrics
@@ -160,6 +188,9 @@ def main() -> None:
     parser.add_argument("--policy", default="mnn-fp32")
     parser.add_argument("--model", default="vgg11", help="a zoo model trained on "
                         "CIFAR-10 (e.g. resnet18)")
+    parser.add_argument("--inference", action="store_true",
+                        help="inference frames (batch 1, 224 px; --model, default "
+                        "resnet18; --batches counts frames) instead of training batches")
     parser.add_argument("--convergence", action="store_true",
                         help="also time every 150-epoch run of convergence.yaml")
     parser.add_argument("--only-convergence", action="store_true")
@@ -177,9 +208,15 @@ def main() -> None:
     if args.memory:
         memory()
         return
-    exact, exact_wall = run(args.batches, args.policy, False, args.model)
-    fast, fast_wall = run(args.batches, args.policy, True, args.model)
-    print(f"{args.policy}, {args.model}, {args.batches} batches on SD888")
+    if args.inference:
+        model = args.model if args.model != "vgg11" else "resnet18"
+        exact, exact_wall = run_inference(args.batches, model, False)
+        fast, fast_wall = run_inference(args.batches, model, True)
+        print(f"{model} inference, {args.batches} frames on SD888's gold cores")
+    else:
+        exact, exact_wall = run(args.batches, args.policy, False, args.model)
+        fast, fast_wall = run(args.batches, args.policy, True, args.model)
+        print(f"{args.policy}, {args.model}, {args.batches} batches on SD888")
     for metric in ("makespan_s", "energy_j", "peak_temp_c", "min_freq_cpu.gold_hz"):
         diff = 100 * (fast[metric] - exact[metric]) / exact[metric]
         goal = (f"  goal within {ACCURACY_GOAL_PCT:g} %: "
