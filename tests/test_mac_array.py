@@ -9,7 +9,8 @@ from conftest import kernel
 
 from policies.xenos.dos import SplitConfig, plan_parts
 from simulator.hardware.cost import CostModel
-from simulator.hardware.mac_array import lane_fill, utilisation
+from simulator.hardware.lanes import lane_fill
+from simulator.hardware.mac_array import utilisation
 from simulator.library import load_soc
 from simulator.spec.processor import MacArray
 from simulator.spec.soc import SocSpec

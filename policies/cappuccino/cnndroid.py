@@ -35,9 +35,8 @@ one copied element as one iteration of the Java convolution's inner loop
 
 from __future__ import annotations
 
-import math
-
 from simulator.errors import ConfigError
+from simulator.hardware.lanes import lane_fill
 from simulator.policy import POLICIES, Job, Placement, Plan, Policy
 
 from ..rewrite import Rewriter
@@ -53,18 +52,12 @@ JAVA_OPS_PER_ELEMENT = 2.0  # E: one element copied = one inner-loop iteration o
 FP32 = 4
 
 
-def _padded(n: int, block: int) -> int:
-    return block * math.ceil(n / block) if n > 0 else 0
-
-
 def channel_padding_waste(record: dict, block: int = 8) -> float:
     """Idle fraction of CNNdroid's vector lanes: channels padded to ``block * group``."""
     channels = int(record.get("in_channels") or 0)
     groups = max(1, int(record.get("groups") or 1))
     per_group = channels // groups if channels else 0
-    if per_group <= 0:
-        return 0.0
-    return 1.0 - per_group / _padded(per_group, block)
+    return 1.0 - lane_fill(per_group, block)  # 0 for no channels
 
 
 @POLICIES.register("cnndroid")

@@ -22,19 +22,12 @@ precision mode.
 
 from __future__ import annotations
 
-import math
+from simulator.hardware.lanes import lane_fill
 
 WINDOW_OPS = ("conv", "group_conv", "dwconv", "deconv")
 VECTOR_OPS = (*WINDOW_OPS, "fc", "matmul")
 # Layers whose per-element work is a math-library call evaluated one lane at a time.
 SCALAR_MATH_OPS = ("lrn", "softmax", "sigmoid", "tanh", "gelu")
-
-
-def _waste(n: int, lanes: int) -> float:
-    """Fraction of lanes idle when ``n`` values are processed ``lanes`` at a time."""
-    if n <= 0:
-        return 0.0
-    return 1.0 - n / (lanes * math.ceil(n / lanes))
 
 
 def simd_waste(record: dict, map_major: bool, lanes: int = 4,
@@ -52,17 +45,19 @@ def simd_waste(record: dict, map_major: bool, lanes: int = 4,
             GPU's own transcendental instructions (E).
     """
     op = record["op"]
-    if op in SCALAR_MATH_OPS:
-        return _waste(1, lanes) if scalar_math else 0.0  # one useful lane per scalar libm call
+    if op in SCALAR_MATH_OPS:  # one useful lane per scalar libm call
+        return 1.0 - lane_fill(1, lanes) if scalar_math else 0.0
     if op not in VECTOR_OPS:
         return 0.0
     kernel = int(record.get("kernel") or 1)
     channels = int(record.get("in_channels") or 0)
     groups = max(1, int(record.get("groups") or 1))
-    if op == "dwconv":
-        # one channel per output: map-major vectors span outputs of adjacent maps
-        return _waste(channels, lanes) if map_major else _waste(kernel, lanes)
     if op in ("fc", "matmul"):
-        return _waste(channels, lanes)
-    per_group = channels // groups if channels else 0
-    return _waste(per_group, lanes) if map_major else _waste(kernel, lanes)
+        size = channels
+    elif not map_major:  # planar: vectors along a kernel row
+        size = kernel
+    elif op == "dwconv":  # one channel per output: vectors span adjacent maps' outputs
+        size = channels
+    else:
+        size = channels // groups if channels else 0
+    return 1.0 - lane_fill(size, lanes)

@@ -29,20 +29,20 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from functools import reduce
-from heapq import heappush
 from itertools import repeat
 from operator import add, sub, truediv
 
 import numpy as np
 import simpy
-from simpy.events import NORMAL as _NORMAL
-from simpy.events import URGENT as _URGENT
 
 from ..hardware.cost import CostModel
 from ..spec.soc import SocSpec
 from .dvfs import FrequencyDomain, Governor
 from .links import BandwidthSchedule, Channel
 from .processor import _NO_HOLD, Processor, Task
+from .queued_event import NORMAL as _NORMAL
+from .queued_event import URGENT as _URGENT
+from .queued_event import QueuedEvent
 from .storage import Storage
 from .thermal import StepWiseGovernor, ThermalNetwork
 
@@ -319,7 +319,7 @@ class Device:
     # changes the device's state (see :meth:`_due`) and integrates power and heat
     # up to there when it must (``stride`` steps at a time while fast-forwarding).
     # It was a SimPy process; it is now a chain of its own events pushed onto
-    # SimPy's queue (as kernel completions are, see Processor._time), at the same
+    # SimPy's queue (as kernel completions are, see queued_event), at the same
     # times, priorities and places in the queue as the process's events were
     # (its start and a re-aim: URGENT now, like SimPy's Initialize and Interruption;
     # a wake: NORMAL after the delay, like its Timeout): the same run, without a
@@ -327,11 +327,14 @@ class Device:
 
     def start(self) -> None:
         """Start the sampler (as ``env.process`` would: an urgent event now)."""
-        self._push(_URGENT, 0.0, _SamplerEvent(self, _aim, 0))
+        self._push(_URGENT, 0.0, _aim, 0)
 
-    def _push(self, priority: int, delay: float, event: _SamplerEvent) -> None:
+    def _push(self, priority: int, delay: float, callback, steps: int) -> _SamplerEvent:
+        """Queue a sampler event ``delay`` seconds from now (see queued_event)."""
         env = self.env
-        heappush(env._queue, (env._now + delay, priority, next(env._eid), event))
+        event = _SamplerEvent(env, env._now + delay, priority, callback)
+        event.device, event.steps = self, steps
+        return event
 
     def _aim(self) -> None:
         """Schedule the next wake (the old sampler loop's head)."""
@@ -341,8 +344,7 @@ class Device:
             # what _due and the lines below come to when the next step is due (the
             # default): one step (``step * 1`` is ``step``)
             self._waiting, self._pending = True, 1
-            self._next = _SamplerEvent(self, _woken, 1)
-            self._push(_NORMAL, self.step, self._next)
+            self._next = self._push(_NORMAL, self.step, _woken, 1)
             return
         steps = self._due()
         if now == self._tick_time:
@@ -350,8 +352,7 @@ class Device:
         else:  # rescheduled mid-step: aim at the grid point
             delay = self._tick_time + self.step * steps - now
         self._waiting, self._pending = True, steps
-        self._next = _SamplerEvent(self, _woken, steps)
-        self._push(_NORMAL, delay if delay > 0.0 else 0.0, self._next)
+        self._next = self._push(_NORMAL, delay if delay > 0.0 else 0.0, _woken, steps)
 
     def reschedule(self) -> None:
         """The next wake may have moved earlier (a periodic governor was set, a
@@ -361,7 +362,7 @@ class Device:
         if self._waiting and self._due() < self._pending:  # (else the same wake: keep
             self._next = None  # its time to the last bit) the pending wake goes stale
             self._waiting = False  # one re-aim is enough
-            self._push(_URGENT, 0.0, _SamplerEvent(self, _aim, 0))
+            self._push(_URGENT, 0.0, _aim, 0)
 
     @property
     def lazy(self) -> bool:
@@ -828,12 +829,8 @@ def _woken(event: _SamplerEvent) -> None:
         device._aim()
 
 
-class _SamplerEvent:
-    """One of the sampler's events on SimPy's queue (see Device._aim)."""
+class _SamplerEvent(QueuedEvent):
+    """One of the sampler's events on SimPy's queue (see Device._aim): its start
+    or a re-aim (``steps`` 0), or a wake ``steps`` base steps after the last."""
 
-    __slots__ = ("callbacks", "device", "steps")
-    _ok = True  # never fails
-
-    def __init__(self, device: Device, callback, steps: int):
-        self.callbacks = [callback]
-        self.device, self.steps = device, steps
+    __slots__ = ("device", "steps")

@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from heapq import heappush
 
 import simpy
-from simpy.events import NORMAL as _NORMAL
 
 from ..hardware.cost import KernelCost
 from ..spec.soc import ProcessorSpec
 from .dvfs import FrequencyDomain
+from .queued_event import NORMAL as _NORMAL
+from .queued_event import QueuedEvent
 
 _NO_HOLD = (0.0, 0.0, 0.0, 0.0)  # a processor's ``_held`` when nothing is held
 
@@ -283,14 +283,12 @@ class Processor:
         task.power, task.dram_rate = power, dram_rate
         task.gen += 1
         remaining = (1.0 - task.done) * duration
-        # What Timeout(env, remaining) does (the same time, ``now + delay``, and the
-        # same place in SimPy's queue: NORMAL priority, the next event id), with the
-        # completion as the event itself: one object per kernel instead of a
-        # Timeout, its callback list and a callback (SimPy's private queue layout:
-        # setup.cfg pins simpy to 4.1, see fast_forward._horizon).
+        # What Timeout(env, remaining) does, with the completion as the event
+        # itself (see queued_event)
         env = self.env
-        heappush(env._queue, (env._now + (remaining if remaining > 0.0 else 0.0), _NORMAL,
-                              next(env._eid), _Completion(self, task, task.gen)))
+        event = _Completion(env, env._now + (remaining if remaining > 0.0 else 0.0), _NORMAL,
+                            _fire)
+        event.processor, event.task, event.gen = self, task, task.gen
 
     def _finish(self, task: Task) -> None:
         self._release(task)
@@ -383,15 +381,8 @@ def _fire(event: _Completion) -> None:
         event.processor._finish(event.task)
 
 
-class _Completion:
+class _Completion(QueuedEvent):
     """A kernel's completion event, bound to a task generation (stale ones do
-    nothing). It goes onto SimPy's queue as it is (see :meth:`Processor._time`),
-    so it has what ``Environment.step`` reads of an event: ``callbacks`` and
-    ``_ok``."""
+    nothing); queued by :meth:`Processor._time`."""
 
-    __slots__ = ("callbacks", "processor", "task", "gen")
-    _ok = True  # a completion never fails
-
-    def __init__(self, processor: Processor, task: Task, gen: int):
-        self.callbacks = [_fire]
-        self.processor, self.task, self.gen = processor, task, gen
+    __slots__ = ("processor", "task", "gen")

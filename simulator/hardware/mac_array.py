@@ -21,23 +21,16 @@ a sequence's input has one column too (``in_w`` 1, or 0 when not traced). A
 16-channel array); a fully connected layer at batch 1 one of 8 pixel lanes.
 A core computes one frame at a time: a batch does not fill the pixel lanes
 (the Xenos runs are batch 1).
-A dimension the trace leaves out (0) is taken as filling the array.
+A dimension the trace leaves out (0) is taken as filling the array. Each factor
+is :func:`.lanes.lane_fill`.
 """
 
 from __future__ import annotations
 
-import math
+from .lanes import lane_fill
 
 # kernels the array computes as matrix products over (positions, in, out channels)
 ARRAY_OPS = ("conv", "deconv", "matmul", "fc")
-
-
-def lane_fill(size: int, lanes: int) -> float:
-    """Fraction of ``lanes`` busy over the ``ceil(size / lanes)`` steps that
-    ``size`` items take (1 when ``size`` is unknown, 0)."""
-    if size <= 0 or lanes <= 1:
-        return 1.0
-    return size / (lanes * math.ceil(size / lanes))
 
 
 def utilisation(array, in_channels: int, out_channels: int, out_h: int, out_w: int,
