@@ -296,7 +296,11 @@ class JobRunner:
         control, epoch = self.control, self.control.epoch
         waiting = list(state.preds_count)
         left = [len(waiting)]
-        offset = iteration * state.priority_span if self.job.max_in_flight > 1 else 0.0
+        # the iteration's index and priority offset: a pipeline's leap moves a frame in
+        # flight by the frames it skipped (simulator.engine.pipeline)
+        index = [iteration, iteration * state.priority_span if self.job.max_in_flight > 1
+                 else 0.0]
+        finished.index = index
         report = (IterationReport(self.job, iteration, state.plan, self.env.now, self.env.now)
                   if state.plan.adapt is not None and resume is None else None)
         if report is not None:
@@ -325,8 +329,8 @@ class JobRunner:
             proc = procs[row]
             if control.shares:
                 share = control.share_of(proc.name, share)
-            task = Task(labels[row], costs[row], units[row], share, priorities[row] + offset,
-                        on_done, (job_name, iteration, row), streams[row])
+            task = Task(labels[row], costs[row], units[row], share, priorities[row] + index[1],
+                        on_done, (job_name, index[0], row), streams[row])
             if running and row in running:  # resumed part-way (the processor runs the rest)
                 task.done = running[row]
             control.track(task, proc, finished)

@@ -110,6 +110,7 @@ class PipelineForward:
         self.holds = 0  # holds done
         self.held_frames = 0  # frames ended during holds
         self.held_s = 0.0  # simulated s held
+        self.spans: list[tuple[float, float]] = []  # (start, end) s of each hold
         self._disturbed = False
         self.ended = 0  # frames ended at kernel level
         self._runs: dict[int, int] = {}  # frames per period -> frame ends matched in a row
@@ -221,7 +222,7 @@ class PipelineForward:
             periods = min(periods, int((change - env.now - horizon) / period))
         if periods < _MIN_HOLD:
             return 0
-        import sys; print("hold", env.now, m, period, periods, file=sys.stderr)
+
         skipped = yield from self._hold(entries, pending, m, period, periods)
         return skipped
 
@@ -326,17 +327,41 @@ class PipelineForward:
             channel.last_transfer = tuple(t + shift for t in channel.last_transfer)
         for port in self.ports:
             port.free_at += shift
-        for event in pending:
-            if not event.triggered:
-                event.frame_start += shift
-                if event.report is not None:
-                    _shift(event.report, shift, held * m)
+        self._renumber([event for event in pending if not event.triggered], held * m,
+                       shift)
         for entry in entries:
             heapq.heappush(env._queue, (entry[0] + shift, *entry[1:]))
         self.history.clear()
         self._runs.clear()
         self.held_s += shift
+        self.spans.append((t0, env.now))
         return held * m
+
+    def _renumber(self, frames: list, skipped: int, shift: float) -> None:
+        """The frames in flight become those ``skipped`` frames later: their starts and
+        reports ``shift`` s later, their iteration numbers and priorities (a pipelined
+        frame's kernels rank by iteration, :meth:`JobRunner._iteration`) as the later
+        frames' would be, computed as kernel level computes them."""
+        tasks: dict[int, list] = {}
+        for task in self.runner.control.inflight:
+            tasks.setdefault(task.meta[1], []).append(task)
+        touched = set()
+        for event in frames:
+            event.frame_start += shift
+            if event.report is not None:
+                _shift(event.report, shift, skipped)
+            index, state = event.index, event.state
+            old = index[0]
+            index[0] = old + skipped
+            if index[1] != 0.0:
+                index[1] = index[0] * state.priority_span
+            for task in tasks.get(old, ()):
+                row = task.meta[2]
+                task.meta = (task.meta[0], index[0], row)
+                task.priority = state.priorities[row] + index[1]
+                touched.add(self.runner.control.inflight[task])
+        for proc in touched:  # queued tasks: their heaps in the new priorities
+            proc.reprioritise()
 
     def _credit(self, gain: list[float]) -> None:
         n = len(self.channels)

@@ -337,6 +337,13 @@ class Processor:
             if parked:  # the thread's next task queues again
                 heapq.heappush(self._queue, heapq.heappop(parked))
 
+    def reprioritise(self) -> None:
+        """Re-sort the waiting tasks after their ``priority`` changed (a pipeline's
+        leap renumbered the frames in flight)."""
+        for queue in (self._queue, *self._parked.values()):
+            queue[:] = [(task.priority, seq, task) for _priority, seq, task in queue]
+            heapq.heapify(queue)
+
     # -- run-time control (see simulator.engine.control) --------------------
     def cancel(self, task: Task) -> None:
         """Withdraw a queued or running task without completing it (its job was
