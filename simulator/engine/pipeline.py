@@ -150,6 +150,20 @@ class PipelineForward:
             mine.append(entry)
         return mine, True
 
+    def _structure(self, pending: list) -> tuple:
+        """What the frames in flight are, apart from times: each one's plan and, for
+        every kernel of theirs queued or running, its frame (counted back from the
+        newest), row and whether it runs."""
+        frames = [event for event in pending if not event.triggered]
+        if not frames:
+            return ()
+        newest = max(event.index[0] for event in frames)
+        plans = tuple(id(event.state) for event in
+                      sorted(frames, key=lambda event: event.index[0]))
+        tasks = sorted((newest - task.meta[1], task.meta[2], task.start >= 0.0)
+                       for task in self.runner.control.inflight)
+        return plans, tuple(tasks)
+
     def _signature(self, entries: list) -> list[float]:
         now = self.env._now
         offsets = sorted(entry[0] - now for entry in entries)
@@ -177,7 +191,7 @@ class PipelineForward:
             tol = _TOL + 1e-9 * period
             sig, other = last[3], mark[3]
             same = (period > 0 and last[7] - mark[7] == m  # one frame end per entry
-                    and mark[1] == last[1] and mark[2] is last[2]
+                    and mark[1] == last[1] and mark[2] is last[2] and mark[8] == last[8]
                     and abs(last[6] - mark[6] - period) <= tol and len(sig) == len(other)
                     and all(abs(a - b) <= tol for a, b in zip(sig, other)))
             runs[m] = runs.get(m, 0) + 1 if same else 0
@@ -206,7 +220,7 @@ class PipelineForward:
             return 0
         self.history.append((env.now, self.version, runner.state, self._signature(entries),
                              [proc.peek() for proc in self.processors], self._links(),
-                             self.frames[-1][0], self.ended))
+                             self.frames[-1][0], self.ended, self._structure(pending)))
         m = self._period()
         if m is None:
             return 0
