@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from typing import NamedTuple
 
 import simpy
 
@@ -75,6 +76,20 @@ from .processor import _Completion
 _TOL = 1e-9
 _PERIODS = 3  # equal periods before a hold (the brief's K)
 _MIN_HOLD = 2  # periods: a shorter hold saves less than its bookkeeping
+
+
+class _Mark(NamedTuple):
+    """The pipeline at one kernel-level frame end (see :meth:`PipelineForward.step`)."""
+
+    time: float  # s
+    version: int  # OPP changes so far
+    plan: object  # the runner's compiled plan for the next frames
+    signature: list[float]  # :meth:`PipelineForward._signature`
+    work: list[tuple]  # each processor's cumulative integrals (Processor.peek)
+    links: list[float]  # channels' busy s and bytes, ports' bytes (cumulative)
+    start: float  # s, the start of the frame that ended
+    ended: int  # frames ended at kernel level so far
+    structure: tuple  # :meth:`PipelineForward._structure`
 
 
 class PipelineForward:
@@ -103,8 +118,6 @@ class PipelineForward:
         for device in self.devices:
             for domain in device.domains.values():
                 domain.listeners.append(self._on_change)
-        # per frame end (at kernel level): time, OPP version, plan, signature,
-        # cumulative processor integrals, link counters
         self.history: deque = deque(maxlen=_PERIODS * runner.job.max_in_flight + 1)
         self.frames: deque = deque(maxlen=runner.job.max_in_flight)  # templates
         self.holds = 0  # holds done
@@ -187,12 +200,14 @@ class PipelineForward:
         found = None
         for m in range(1, min(len(history), self.runner.job.max_in_flight + 1)):
             mark = history[-1 - m]
-            period = last[0] - mark[0]
+            period = last.time - mark.time
             tol = _TOL + 1e-9 * period
-            sig, other = last[3], mark[3]
-            same = (period > 0 and last[7] - mark[7] == m  # one frame end per entry
-                    and mark[1] == last[1] and mark[2] is last[2] and mark[8] == last[8]
-                    and abs(last[6] - mark[6] - period) <= tol and len(sig) == len(other)
+            sig, other = last.signature, mark.signature
+            same = (period > 0 and last.ended - mark.ended == m  # one frame end per mark
+                    and mark.version == last.version and mark.plan is last.plan
+                    and mark.structure == last.structure
+                    and abs(last.start - mark.start - period) <= tol
+                    and len(sig) == len(other)
                     and all(abs(a - b) <= tol for a, b in zip(sig, other)))
             runs[m] = runs.get(m, 0) + 1 if same else 0
             if found is None and same and runs[m] >= self._window(m):
@@ -218,13 +233,14 @@ class PipelineForward:
             self.history.clear()
             self._runs.clear()
             return 0
-        self.history.append((env.now, self.version, runner.state, self._signature(entries),
-                             [proc.peek() for proc in self.processors], self._links(),
-                             self.frames[-1][0], self.ended, self._structure(pending)))
+        self.history.append(_Mark(env.now, self.version, runner.state,
+                                  self._signature(entries),
+                                  [proc.peek() for proc in self.processors], self._links(),
+                                  self.frames[-1][0], self.ended, self._structure(pending)))
         m = self._period()
         if m is None:
             return 0
-        period = env.now - self.history[-1 - m][0]
+        period = env.now - self.history[-1 - m].time
         # the data in transit at the hold's end was timed with the bandwidth before it
         horizon = max([entry[0] for entry in entries]
                       + [c.free_at for c in self.channels] + [p.free_at for p in self.ports]
@@ -257,7 +273,7 @@ class PipelineForward:
         # work of one period is the same whatever the phase its kernels had)
         window = self._window(m)
         t0, last, before = env.now, self.history[-1], self.history[-1 - window]
-        span = t0 - before[0]
+        span = t0 - before.time
         state = runner.state
         # take the job's events off the queue (SimPy's private heap: see
         # fast_forward._horizon) and its running kernels off their processors
@@ -268,7 +284,7 @@ class PipelineForward:
         heapq.heapify(queue)
         env._queue[:] = queue
         frozen = []
-        for proc, (after, earlier) in zip(self.processors, zip(last[4], before[4])):
+        for proc, after, earlier in zip(self.processors, last.work, before.work):
             proc.settle()
             frozen.append((proc.running, proc.power, proc.busy, proc.dram_rate,
                            proc.domain.index))
@@ -278,12 +294,14 @@ class PipelineForward:
             if any(rates):
                 proc.hold(*rates)
         link_gain = [(a - b) / window
-                     for a, b in zip(last[5], before[5])]  # per frame
+                     for a, b in zip(last.links, before.links)]  # per frame
         for device in self.devices:
             device.replaying = True
         self._disturbed = False
         runner.control.watchers.append(self._on_control)
         self.holds += 1
+        self.spans.append((t0, t0))
+        held_before = self.held_s
         templates = list(self.frames)[-m:]
         done = env.event()
         count = [0]  # frames ended
@@ -299,6 +317,8 @@ class PipelineForward:
             shift = (k + 1) * period
             count[0] += 1
             self.held_frames += 1
+            self.held_s = held_before + (env.now - t0)  # (a run may end in a hold)
+            self.spans[-1] = (t0, env.now)
             self._credit(link_gain)
             if report is not None:
                 frame = _moved(report, shift, (k + 1) * m)
@@ -347,8 +367,7 @@ class PipelineForward:
             heapq.heappush(env._queue, (entry[0] + shift, *entry[1:]))
         self.history.clear()
         self._runs.clear()
-        self.held_s += shift
-        self.spans.append((t0, env.now))
+
         return held * m
 
     def _renumber(self, frames: list, skipped: int, shift: float) -> None:
@@ -367,7 +386,7 @@ class PipelineForward:
             index, state = event.index, event.state
             old = index[0]
             index[0] = old + skipped
-            if index[1] != 0.0:
+            if self.runner.job.max_in_flight > 1:  # (else no offset: JobRunner._iteration)
                 index[1] = index[0] * state.priority_span
             for task in tasks.get(old, ()):
                 row = task.meta[2]
