@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import kernel, make_trace
 
+from policies.manual import Manual
 from simulator.engine.simulation import Simulation
 from simulator.errors import ConfigError
+from simulator.policy import POLICIES
 from simulator.spec.experiment import ExperimentSpec
 
 # what must agree with kernel level (within 1 %, the goal of issue 21)
@@ -15,7 +17,7 @@ _COMPARED = ("throughput_per_s", "makespan_s", "device.energy_j", "server.energy
 
 
 def _pipeline(soc, soc_file, fast_forward: bool, link: dict, iterations: int = 300,
-              workloads: int = 1):
+              workloads: int = 1, policy: str = "manual"):
     """A 3-stage pipeline (device CPU, 1 MB over the link, server CPU), 4 frames in
     flight; returns the run (simulated)."""
     trace = make_trace([kernel(0, flops=2e8, nbytes=1e6), kernel(1, "0", flops=1e8),
@@ -29,16 +31,18 @@ def _pipeline(soc, soc_file, fast_forward: bool, link: dict, iterations: int = 3
         # a second job (on the server) shares the system
         "workload": [workload, {**workload, "device": "server"}] if workloads > 1 else workload,
         "outputs": {"timeline": False, "kernels": False, "sample_period": "100 ms"},
-        "policy": {"name": "manual", "default": "cpu.big",
+        "policy": {"name": policy, "default": "cpu.big",
                    "kernels": {1: "server:cpu.big", 2: "server:cpu.little"}}})
     traces = {i: trace for i in range(2)}
     sim = Simulation(spec, traces=traces, soc=soc).build().plan()
     sim.runners[0].iteration_times.keep_from_now()  # every frame's (start, end)
-    return sim.run()
+    sim.run()
+    sim.result = sim.collect()
+    return sim
 
 
 def _close(fast, slow) -> None:
-    a, b = fast.collect().metrics, slow.collect().metrics
+    a, b = fast.result.metrics, slow.result.metrics
     for key in _COMPARED:
         assert a[key] == pytest.approx(b[key], rel=0.01), key
 
@@ -77,7 +81,7 @@ def test_a_pipeline_never_steady_runs_at_kernel_level_unchanged(tiny_soc, tiny_s
     fast = _pipeline(tiny_soc, tiny_soc_file, True, link, iterations=80)
     slow = _pipeline(tiny_soc, tiny_soc_file, False, link, iterations=80)
     assert fast.runners[0].pipeline.held_frames == 0
-    a, b = fast.collect().metrics, slow.collect().metrics
+    a, b = fast.result.metrics, slow.result.metrics
     assert {k: a[k] for k in b} == b  # the same run, to the bit
     assert list(fast.runners[0].iteration_times) == list(slow.runners[0].iteration_times)
 
@@ -85,3 +89,46 @@ def test_a_pipeline_never_steady_runs_at_kernel_level_unchanged(tiny_soc, tiny_s
 def test_fast_forward_of_a_pipeline_needs_it_alone_in_the_system(tiny_soc, tiny_soc_file):
     with pytest.raises(ConfigError, match="alone in the system"):
         _pipeline(tiny_soc, tiny_soc_file, True, {"bandwidth": "100 MB/s"}, workloads=2)
+
+
+def test_an_opp_change_during_a_hold_ends_it_and_retimes_the_kernels_in_flight(
+        hot_soc, tiny_soc_file):
+    # the device's big cores throttle (a trip at 34 C) about 37 s into the run
+    link = {"bandwidth": "100 MB/s", "latency": "2 ms"}
+    fast = _pipeline(hot_soc, tiny_soc_file, True, link, iterations=3000)
+    slow = _pipeline(hot_soc, tiny_soc_file, False, link, iterations=3000)
+    assert slow.result.metrics["device.min_freq_cpu.big_hz"] < 2e9  # it throttled
+    assert fast.runners[0].pipeline.holds >= 2  # a hold ended at the change
+    _close(fast, slow)
+
+
+class _Meddler(Manual):
+    """The manual plan; the run is halved in share at 2 s, suspended and its frames
+    in flight aborted at 4 s, resumed at 4.5 s (a policy acting during holds)."""
+
+    name = "test-meddler"
+
+    def bind(self, context):
+        super().bind(context)
+
+        def script():
+            yield context.timeout(2.0)
+            job = context.job("x")
+            job.set_share(0.5)
+            yield context.timeout(2.0)
+            job.suspend()
+            job.abort()
+            yield context.timeout(0.5)
+            job.resume()
+        context.start(script())
+
+
+def test_a_policy_changing_the_run_during_a_hold_ends_it(tiny_soc, tiny_soc_file,
+                                                         monkeypatch):
+    monkeypatch.setitem(POLICIES._entries, "test-meddler", _Meddler)
+    link = {"bandwidth": "100 MB/s", "latency": "2 ms"}
+    fast = _pipeline(tiny_soc, tiny_soc_file, True, link, policy="test-meddler")
+    slow = _pipeline(tiny_soc, tiny_soc_file, False, link, policy="test-meddler")
+    forward = fast.runners[0].pipeline
+    assert forward.holds >= 3 and forward.spans[0][1] < 2.0 + 0.1  # each change ends one
+    _close(fast, slow)

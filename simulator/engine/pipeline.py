@@ -287,7 +287,7 @@ class PipelineForward:
         for proc, after, earlier in zip(self.processors, last.work, before.work):
             proc.settle()
             frozen.append((proc.running, proc.power, proc.busy, proc.dram_rate,
-                           proc.domain.index))
+                           proc.domain.index, [task.need for task in proc.running]))
             proc.running = []
             proc.power = proc.busy = proc.dram_rate = 0.0
             rates = [(a - b) / span for a, b in zip(after, earlier)]
@@ -338,24 +338,30 @@ class PipelineForward:
         shift = env.now - t0
         for device in self.devices:
             device.replaying = False
-        for proc, (running, power, busy, dram_rate, index) in zip(self.processors, frozen):
+        inflight = runner.control.inflight
+        for proc, (running, power, busy, dram_rate, index, needs) in zip(self.processors,
+                                                                          frozen):
             proc.release()
-            alive = [task for task in running if task in runner.control.inflight]
-            proc.running = alive
-            if len(alive) == len(running):
-                proc.power, proc.busy, proc.dram_rate = power, busy, dram_rate
-            else:  # (an abort withdrew some: rates from those left)
-                proc.power = sum(task.power for task in alive)
-                proc.busy = sum(task.need for task in alive)
-                proc.dram_rate = sum(task.dram_rate for task in alive)
-            for task in alive:
+            proc.running = running
+            proc.power, proc.busy, proc.dram_rate = power, busy, dram_rate
+            for task, need in zip(list(running), needs):  # (_release edits running)
+                if task not in inflight:  # withdrawn meanwhile (an abort): free its units
+                    task.need = need
+                    task.gen += 1
+                    proc._release(task)
+                    continue
                 task.start += shift
-                if proc.domain.index != index:  # re-timed from the work done at t0
-                    task.done = min(1.0, task.done + (t0 - task.t_last) * task.rate)
-                    task.t_last = env.now
-                    proc._time(task)
-                else:
+                if task.need != need:  # a share changed meanwhile (RunControl.reshare)
+                    proc.free -= task.need - need
+                    proc.busy += task.need - need
+                elif proc.domain.index == index:
                     task.t_last += shift
+                    continue
+                # re-timed (a new OPP or share) from the work it had done at t0
+                task.done = min(1.0, task.done + (t0 - task.t_last) * task.rate)
+                task.t_last = env.now
+                proc._time(task)
+            proc._dispatch()
         for channel in self.channels:
             channel.free_at += shift
             channel.last_transfer = tuple(t + shift for t in channel.last_transfer)
@@ -364,6 +370,9 @@ class PipelineForward:
         self._renumber([event for event in pending if not event.triggered], held * m,
                        shift)
         for entry in entries:
+            event = entry[3]
+            if type(event) is _Completion and event.task not in inflight:
+                continue  # (withdrawn)
             heapq.heappush(env._queue, (entry[0] + shift, *entry[1:]))
         self.history.clear()
         self._runs.clear()
