@@ -131,4 +131,11 @@ def test_a_policy_changing_the_run_during_a_hold_ends_it(tiny_soc, tiny_soc_file
     slow = _pipeline(tiny_soc, tiny_soc_file, False, link, policy="test-meddler")
     forward = fast.runners[0].pipeline
     assert forward.holds >= 3 and forward.spans[0][1] < 2.0 + 0.1  # each change ends one
+    # (the change takes effect at the end of the period in progress: a frame more ends
+    # before the abort than at kernel level)
     _close(fast, slow)
+    # after the abort and the resume the pipeline runs as at kernel level: nothing of
+    # the aborted frames holds a processor
+    ends = [end for _start, end in fast.runners[0].iteration_times]
+    expected = [end for _start, end in slow.runners[0].iteration_times]
+    assert ends[-1] - ends[-41] == pytest.approx(expected[-1] - expected[-41], rel=1e-9)
