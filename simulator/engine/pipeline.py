@@ -252,7 +252,6 @@ class PipelineForward:
             periods = min(periods, int((change - env.now - horizon) / period))
         if periods < _MIN_HOLD:
             return 0
-
         skipped = yield from self._hold(entries, pending, m, period, periods)
         return skipped
 
@@ -269,8 +268,7 @@ class PipelineForward:
 
     def _hold(self, entries: list, pending: list, m: int, period: float, periods: int):
         runner, env = self.runner, self.env
-        # held rates: the mean over the last _PERIODS periods (the frames alike, the
-        # work of one period is the same whatever the phase its kernels had)
+        # held rates: the mean over the window (its periods alike: states equal)
         window = self._window(m)
         t0, last, before = env.now, self.history[-1], self.history[-1 - window]
         span = t0 - before.time
