@@ -10,17 +10,23 @@ job's runner asks :meth:`PipelineForward.step` at every frame end whether the
 pipeline is in such a steady state and, if it is, *holds* whole periods
 instead of simulating their kernels (nothing here is specific to a policy).
 
-**Steady.** At a frame end the job's pending events (kernel completions, data
-in transit, each as its time from now) and every channel's busy horizon form
-the pipeline's *signature*. The pipeline is steady with period ``m`` frames
-when the signatures ``m``, ``2m`` and ``3m`` frames back all equal the one
-now within ``_TOL`` (so do the three periods' lengths), no OPP changed on any
-device meanwhile and the plan is the same. Equal signatures mean equal states:
-the kernels' speeds depend only on their OPPs and shares, which did not change.
+**Steady.** At a frame end the pipeline's state is summed up as its
+*signature*: the job's pending events (kernel completions, data in transit),
+each as its time from now; every channel's and port's busy horizon; every
+processor's running and queued kernel counts; and the frames in flight (each
+one's plan, each of their queued or running kernels by frame counted back from
+the newest, row, and whether it runs). The pipeline is steady with period
+``m`` frames when, at each of the last ``3m`` frame ends, the signature equals
+the one ``m`` frame ends before (times within ``_TOL``; the frame's start one
+period after its predecessor's too), no OPP changed on any device and the plan
+for new frames is the same. Equal signatures mean equal states: a kernel's
+speed depends only on its OPP and share. (Equal frame intervals alone are not
+enough: a link-paced pipeline ends frames a period apart while its client's
+queue still fills, and the work of those periods is not the steady one's.)
 
 **Held.** The job's pending events are taken off SimPy's queue and its running
 kernels off their processors (their power with them); every processor of every
-device instead *holds* its mean rates over the last period (dynamic power, busy
+device instead *holds* its mean rates over the last ``3m`` frames (dynamic power, busy
 units, busiest-core busy fraction, DRAM traffic: :meth:`Processor.hold`), and
 the clock runs on. Everything else keeps going at its own times: the samplers
 integrate the held power into each device's thermal network (with leakage at
@@ -31,7 +37,7 @@ still ends at its own time, ``k`` periods after its template in the last
 period, with its own start and end in the iteration log, the iteration
 listeners called and, for a plan that adapts, its report (the template's,
 moved by ``k`` periods) given to the plan at that time. The links are
-credited each frame's share of the last period's bytes and busy time.
+credited each frame's share of those frames' bytes and busy time.
 
 **Ends.** A hold ends after ``n`` periods: as many as the job has frames
 left and as fit before the next change of any link's bandwidth, latency or
@@ -42,9 +48,11 @@ run (suspend, stop, abort, share: :attr:`RunControl.watchers`) or an adapting
 plan returning a new plan. Then the pipeline is put back exactly as it was,
 moved by the whole periods held: the pending events and the kernels' times, the
 channels' and ports' busy horizons, the frames in flight (their starts and
-reports, their iteration numbers advanced by the frames skipped); a kernel whose
-OPP changed meanwhile is re-timed from the work it had done. The job then runs
-at kernel level again until it is steady again.
+reports; their iteration numbers and their kernels' priorities as kernel level
+computes them for the frames they now are); a kernel whose OPP or share changed
+meanwhile is re-timed from the work it had done, one withdrawn (an abort) frees
+its units. The job then runs at kernel level until it is steady again. A
+change during a hold thus takes effect up to one period late.
 
 **Exact and approximate.** The frames' ends and starts, the frame count, the
 energy of whole held periods and the links' totals are those of kernel level
@@ -52,9 +60,9 @@ energy of whole held periods and the links' totals are those of kernel level
 thermal network is driven by each period's mean power rather than its
 kernel-by-kernel profile (periods of tens of ms against thermal time constants
 of seconds), so temperatures differ slightly, as does the leakage they drive.
-Held frames leave no kernel or transfer records, and the frames in flight when
-a hold ends keep the iteration number of their kernel records from before it.
-Not held: a link through a radio (its promotions and tails are not periodic in
+Held frames leave no kernel or transfer records. Never steady, so never held:
+a utilisation-driven DVFS governor whose OPPs move with the frames' phase
+against its period (schedutil). Not held: a link through a radio (its promotions and tails are not periodic in
 frames), a run with an audit.
 """
 
