@@ -209,7 +209,7 @@ class JobRunner:
     def _frame_done(self, finished: simpy.Event, epoch: int) -> None:
         """A pipelined iteration ended (its start is the event's ``frame_start``)."""
         self._record_iteration(finished.frame_start, epoch)
-        if self.pipeline is not None:
+        if self.pipeline is not None and epoch == self.control.epoch:  # (not aborted)
             self.pipeline.completed(finished)
 
     def _stop(self, iteration: int) -> int:
