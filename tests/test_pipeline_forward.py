@@ -139,3 +139,14 @@ def test_a_policy_changing_the_run_during_a_hold_ends_it(tiny_soc, tiny_soc_file
     ends = [end for _start, end in fast.runners[0].iteration_times]
     expected = [end for _start, end in slow.runners[0].iteration_times]
     assert ends[-1] - ends[-41] == pytest.approx(expected[-1] - expected[-41], rel=1e-9)
+
+
+def test_a_schedule_names_its_next_change():
+    from simulator.engine.links import StepSchedule
+
+    steps = StepSchedule([0.0, 10.0, 20.0], [1.0, 2.0, 3.0])
+    assert [steps.next_change(t) for t in (0.0, 9.5, 10.0, 25.0)] == [10.0, 10.0, 20.0,
+                                                                     float("inf")]
+    periodic = StepSchedule([0.0, 10.0], [1.0, 2.0], period=30.0)
+    assert [periodic.next_change(t) for t in (5.0, 15.0, 35.0)] == [10.0, 30.0, 40.0]
+    assert StepSchedule.constant(1.0).next_change(5.0) == float("inf")
