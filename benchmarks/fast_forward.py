@@ -21,12 +21,21 @@
    process started from this small one (Linux hands a parent's peak RSS down to
    a child), next to the goal: growth under 10 % of the short run's.
 
+4. **Pipelines** (``--pipeline``, issue 21 goal 2: "DynO pipelines"): DynO's
+   set-up of ``experiments/dyno/06-dynamic-bandwidth.yaml`` (ResNet-152, Jetson AGX
+   Xavier GPU client, desktop GPU server, 8 frames in flight, DynO re-deciding the
+   split), once over a constant 20 Mbit/s, 5 ms link and once over the experiment's
+   Wi-Fi/4G/3G trace (a change every 10 s), each with and without ``fast_forward``
+   (:mod:`simulator.engine.pipeline`): throughput, makespan, energy per device and
+   peak temperature of both next to the 1 % goal, the frames held and the wall time.
+
 With ``--inference --batches 20000`` the same comparison runs inference frames
 (ResNet-18, batch 1, on the SD888's gold cores held at their top OPP until the trip
 governor caps them): fast-forward is not specific to training.
 
 Run: ``python benchmarks/fast_forward.py [--batches 1500] [--policy mnn-fp32]
-[--inference] [--convergence] [--only-convergence] [--memory]``.
+[--inference] [--convergence] [--only-convergence] [--memory]
+[--pipeline [--seconds 50]]``.
 """
 
 from __future__ import annotations
@@ -91,6 +100,64 @@ def run_inference(frames: int, model: str, fast_forward: bool) -> tuple[dict, fl
     if ff is not None:
         metrics["leaps"], metrics["leaped_s"] = ff.leaps, ff.leaped
     return metrics, wall
+
+
+DYNO = Path(__file__).resolve().parent.parent / "experiments/dyno"
+
+
+def run_pipeline(link: dict, seconds: float, fast_forward: bool) -> tuple[dict, float]:
+    """(metrics, wall seconds) of DynO's pipelined ResNet-152 (the set-up of
+    experiments/dyno/06-dynamic-bandwidth.yaml, its ``dyno`` point) over ``link``."""
+    from simulator.engine.simulation import Simulation
+    from simulator.spec.experiment import ExperimentSpec
+
+    exp = ExperimentSpec.model_validate({
+        "name": "ff-pipeline", "soc": "jetson-agx-xavier",
+        "devices": {"server": {"soc": "desktop-i7-1080ti"}},
+        "links": [{"between": ["device", "server"], "radio": "none", **link}],
+        "workload": {"model": "resnet152", "iterations": 100000, "max_in_flight": 8,
+                     "name": "dyno", "fast_forward": fast_forward},
+        "policy": {"name": "dyno", "client": "gpu",
+                   "constraints": [{"metric": "accuracy_drop", "max": 1.0}],
+                   "targets": [{"metric": "throughput", "goal": "max"},
+                               {"metric": "server_cost", "goal": "min"}]},
+        "dvfs": {"governor": "performance"},
+        "outputs": {"timeline": False, "kernels": False, "sample_period": "1 s"},
+        "time_limit": f"{seconds} s", "seed": 0})
+    start = time.perf_counter()
+    sim = Simulation(exp, base=DYNO).build().plan().run()
+    metrics = sim.collect().metrics
+    wall = time.perf_counter() - start
+    metrics["frames"] = len(sim.runners[0].iteration_times)
+    forward = sim.runners[0].pipeline
+    if forward is not None:
+        metrics["holds"], metrics["held_s"] = forward.holds, forward.held_s
+    return metrics, wall
+
+
+def pipeline(seconds: float) -> None:
+    """Print kernel level against fast-forward for the two links of --pipeline."""
+    links = {"constant 20 Mbit/s, 5 ms": {"bandwidth": "20 Mbit/s", "latency": "5 ms"},
+             "Wi-Fi/4G/3G trace (06)": {"trace": "traces/wifi-4g-3g.csv"}}
+    for label, link in links.items():
+        exact, exact_wall = run_pipeline(link, seconds, False)
+        fast, fast_wall = run_pipeline(link, seconds, True)
+        print(f"DynO ResNet-152 pipeline (8 in flight), {label}, {seconds:g} s")
+        for metric in ("throughput_per_s", "makespan_s", "device.energy_j",
+                       "server.energy_j", "energy_j", "peak_temp_c", "device.peak_skin_temp_c",
+                       "server.peak_skin_temp_c"):
+            if metric not in exact:
+                continue
+            diff = 100 * (fast[metric] - exact[metric]) / exact[metric]
+            verdict = "ok" if abs(diff) <= ACCURACY_GOAL_PCT else "outside"
+            print(f"  {metric:24s} kernel level {exact[metric]:12.6g}   fast-forward "
+                  f"{fast[metric]:12.6g}   ({diff:+.3f} %)  goal within "
+                  f"{ACCURACY_GOAL_PCT:g} %: {verdict}")
+        print(f"  held                     {fast['replayed_iterations']:.0f} of "
+              f"{fast['frames']:.0f} frames in {fast['holds']} holds, {fast['held_s']:.1f} of "
+              f"{fast['makespan_s']:.0f} simulated s")
+        print(f"  wall time                kernel level {exact_wall:.1f} s   fast-forward "
+              f"{fast_wall:.1f} s   ({exact_wall / fast_wall:.1f}x)")
 
 
 ACCURACY_GOAL_PCT = 1.0  # fast-forward within this of kernel level (time, energy)
@@ -196,6 +263,10 @@ def main() -> None:
     parser.add_argument("--only-convergence", action="store_true")
     parser.add_argument("--memory", action="store_true",
                         help="only the peak RSS of 15 vs 150 epochs (three runs)")
+    parser.add_argument("--pipeline", action="store_true",
+                        help="only DynO's pipelined ResNet-152, constant link and trace")
+    parser.add_argument("--seconds", type=float, default=50.0,
+                        help="simulated seconds of each --pipeline run")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--epochs", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -207,6 +278,9 @@ def main() -> None:
         return
     if args.memory:
         memory()
+        return
+    if args.pipeline:
+        pipeline(args.seconds)
         return
     if args.inference:
         model = args.model if args.model != "vgg11" else "resnet18"

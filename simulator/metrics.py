@@ -90,7 +90,8 @@ def collect_metrics(env, system, jobs, runners, recorder):
         metrics["energy_pause_j"] = sum(runner.pause_energy for runner in runners)
         metrics["energy_active_j"] = energy - metrics["energy_pause_j"]
         metrics["replayed_iterations"] = sum(
-            runner.fast_forward.replayed for runner in runners if runner.fast_forward)
+            runner.fast_forward.replayed for runner in runners if runner.fast_forward) + sum(
+            runner.pipeline.held_frames for runner in runners if runner.pipeline)
     metrics["kernels"] = recorder.count  # also when the records were not kept
     metrics["completed"] = float(completed)
     return RunResult(metrics=metrics, kernels=kernels, transfers=transfers,

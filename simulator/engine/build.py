@@ -151,8 +151,15 @@ def build_jobs(exp: ExperimentSpec, devices: dict[str, Device], base: Path | Non
                         pause=workload.pause.duration if workload.pause else 0.0,
                         fast_forward=workload.fast_forward))
     for job in jobs:
-        if job.fast_forward and (job.max_in_flight > 1 or sum(
-                other.device == job.device for other in jobs) > 1):
-            raise ConfigError("fast_forward needs a job alone on its device, one "
-                              "iteration at a time", path="workload.fast_forward")
+        if not job.fast_forward:
+            continue
+        if sum(other.device == job.device for other in jobs) > 1:
+            raise ConfigError("fast_forward needs a job alone on its device",
+                              path="workload.fast_forward")
+        # a pipelined or multi-device job holds whole periods of the whole system
+        # (simulator.engine.pipeline): no other job may load it, and it never pauses
+        if (job.max_in_flight > 1 or len(devices) > 1) and (len(jobs) > 1 or job.pause_every):
+            raise ConfigError("fast_forward of a pipelined (max_in_flight > 1) or "
+                              "multi-device job needs it alone in the system, without "
+                              "pauses", path="workload.fast_forward")
     return jobs

@@ -47,6 +47,7 @@ from .audit import Audit
 from .control import RunControl
 from .fast_forward import FastForward
 from .iterations import IterationLog
+from .pipeline import PipelineForward
 from .processor import Task
 from .system import System
 
@@ -80,8 +81,13 @@ class JobRunner:
         self.iteration_times = IterationLog(keep_iterations)  # (start, end) s, completed
         self.pause_time = 0.0  # s spent in pauses
         self.pause_energy = 0.0  # J the device drew during pauses
+        # Fast-forward: iterations replayed one at a time on one device, or whole
+        # periods of a steady pipeline (several in flight, several devices) held
+        pipelined = job.max_in_flight > 1 or len(system.devices) > 1
         self.fast_forward = (FastForward(system.devices[job.device], job.name)
-                             if job.fast_forward else None)
+                             if job.fast_forward and not pipelined else None)
+        self.pipeline = (PipelineForward(system, self)
+                         if job.fast_forward and pipelined else None)
         self.done = env.event()
         self.control = RunControl(env)  # suspend/resume/stop/abort (policies, at run time)
 
@@ -124,7 +130,7 @@ class JobRunner:
         """SimPy process: release time, then the iterations (back to back or pipelined)."""
         if self.job.start > 0:
             yield self.env.timeout(self.job.start)
-        if self.job.max_in_flight <= 1:
+        if self.job.max_in_flight <= 1 and self.pipeline is None:
             every, ff = self.job.pause_every, self.fast_forward
             iterations = self.job.iterations
             iteration = 0
@@ -174,7 +180,9 @@ class JobRunner:
                     yield from self._pause()
         else:
             pending: list[simpy.Event] = []
-            for iteration in range(self.job.iterations):
+            pipeline = self.pipeline
+            iteration = 0
+            while iteration < self.job.iterations:
                 if self.control.held:
                     yield from self.control.wait()
                     if self.control.stopped:
@@ -182,14 +190,27 @@ class JobRunner:
                 while len(pending) >= self.job.max_in_flight:
                     yield self.env.any_of(pending)
                     pending = [event for event in pending if not event.processed]
+                if pipeline is not None:
+                    # steady: whole periods held (their frames end on their own)
+                    skipped = yield from pipeline.step(pending, iteration)
+                    if skipped:
+                        iteration += skipped
+                        continue
                 finished = self._iteration(iteration)
+                finished.frame_start = self.env.now  # moved by a pipeline's leap
                 finished.callbacks.append(
-                    lambda _event, start=self.env.now, epoch=self.control.epoch:
-                    self._record_iteration(start, epoch))
+                    lambda event, epoch=self.control.epoch: self._frame_done(event, epoch))
                 pending.append(finished)
+                iteration += 1
             if pending:
                 yield self.env.all_of(pending)
         self.done.succeed()
+
+    def _frame_done(self, finished: simpy.Event, epoch: int) -> None:
+        """A pipelined iteration ended (its start is the event's ``frame_start``)."""
+        self._record_iteration(finished.frame_start, epoch)
+        if self.pipeline is not None and epoch == self.control.epoch:  # (not aborted)
+            self.pipeline.completed(finished)
 
     def _stop(self, iteration: int) -> int:
         """The first iteration after ``iteration`` that does not follow it back to
@@ -275,11 +296,16 @@ class JobRunner:
         control, epoch = self.control, self.control.epoch
         waiting = list(state.preds_count)
         left = [len(waiting)]
-        offset = iteration * state.priority_span if self.job.max_in_flight > 1 else 0.0
+        # the iteration's index and priority offset: a pipeline's leap moves a frame in
+        # flight by the frames it skipped (simulator.engine.pipeline)
+        index = [iteration, iteration * state.priority_span if self.job.max_in_flight > 1
+                 else 0.0]
+        finished.index = index
         report = (IterationReport(self.job, iteration, state.plan, self.env.now, self.env.now)
                   if state.plan.adapt is not None and resume is None else None)
         if report is not None:
             finished.callbacks.append(lambda _event: self._adapt(state, report))
+        finished.report, finished.state = report, state  # (a pipeline's leap reads them)
         check = (self.audit.iteration(self.job.name, iteration, state, skip,
                                       lambda: epoch == control.epoch)
                  if self.audit is not None and resume is None else None)
@@ -303,8 +329,8 @@ class JobRunner:
             proc = procs[row]
             if control.shares:
                 share = control.share_of(proc.name, share)
-            task = Task(labels[row], costs[row], units[row], share, priorities[row] + offset,
-                        on_done, (job_name, iteration, row), streams[row])
+            task = Task(labels[row], costs[row], units[row], share, priorities[row] + index[1],
+                        on_done, (job_name, index[0], row), streams[row])
             if running and row in running:  # resumed part-way (the processor runs the rest)
                 task.done = running[row]
             control.track(task, proc, finished)

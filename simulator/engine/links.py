@@ -51,6 +51,19 @@ class StepSchedule:
             t = t % self.period
         return self.values[bisect.bisect_right(self.times, t) - 1]
 
+    def next_change(self, t: float) -> float:
+        """The first change time (s) after ``t`` (``inf`` if none): where a
+        periodic pipeline's fast-forward must stop (:mod:`simulator.engine.pipeline`).
+        The end of a period counts as a change."""
+        if len(self.times) == 1:
+            return float("inf")
+        if self.period:
+            local = t % self.period
+            i = bisect.bisect_right(self.times, local)
+            return t - local + (self.times[i] if i < len(self.times) else self.period)
+        i = bisect.bisect_right(self.times, t)
+        return self.times[i] if i < len(self.times) else float("inf")
+
 
 class BandwidthSchedule(StepSchedule):
     """Piecewise-constant bandwidth: ``values[i]`` (B/s, all positive) from ``times[i]`` on.
@@ -187,5 +200,6 @@ class Channel:
         if self._record is not None:
             self._record(self, start, end, nbytes, label)
         event = Timeout(self.env, arrival - now)  # env.timeout, without its indirection
+        event.channel = self  # a transfer's arrival (what a pipeline fast-forward moves)
         event.callbacks.append(lambda _event: on_arrival())
         return arrival

@@ -175,6 +175,18 @@ class Processor:
         return (taken[0] + self.energy_dynamic, taken[1] + self.busy_time,
                 taken[2] + self.max_core_busy, taken[3] + self.dram_bytes)
 
+    def peek(self) -> tuple[float, float, float, float]:
+        """:meth:`cumulative` without settling (a pure read: watching a run for
+        steady state must not change its float sums)."""
+        dt = self.env._now - self._t
+        held_power, held_busy, held_core, held_dram = self._held
+        busy = self.busy
+        taken = self._taken
+        return (taken[0] + self.energy_dynamic + (self.power + held_power) * dt,
+                taken[1] + self.busy_time + (busy + held_busy) * dt,
+                taken[2] + self.max_core_busy + ((busy if busy < 1.0 else 1.0) + held_core) * dt,
+                taken[3] + self.dram_bytes + (self.dram_rate + held_dram) * dt)
+
     def hold(self, power: float, busy: float, core_busy: float, dram_rate: float) -> None:
         """Add constant rates until :meth:`release` (fast-forward replay).
 
@@ -322,6 +334,13 @@ class Processor:
             parked = self._parked.get(task.stream)
             if parked:  # the thread's next task queues again
                 heapq.heappush(self._queue, heapq.heappop(parked))
+
+    def reprioritise(self) -> None:
+        """Re-sort the waiting tasks after their ``priority`` changed (a pipeline's
+        leap renumbered the frames in flight)."""
+        for queue in (self._queue, *self._parked.values()):
+            queue[:] = [(task.priority, seq, task) for _priority, seq, task in queue]
+            heapq.heapify(queue)
 
     # -- run-time control (see simulator.engine.control) --------------------
     def cancel(self, task: Task) -> None:

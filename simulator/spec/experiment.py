@@ -83,7 +83,9 @@ class WorkloadSpec(Strict):
         pause: periodic pauses (sleep every N epochs).
         fast_forward: repeat memoised iterations while the device's DVFS and
             thermal state is unchanged instead of simulating every kernel (long
-            training runs; see ``docs/engine.md``). Needs a job alone on its device.
+            training runs; see ``docs/engine.md``). Needs a job alone on its device;
+            a pipelined (``max_in_flight > 1``) or multi-device job, alone in the
+            system and without pauses, holds whole periods of its steady pipeline.
     """
 
     name: str | None = None
