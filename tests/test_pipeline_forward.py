@@ -17,7 +17,7 @@ _COMPARED = ("throughput_per_s", "makespan_s", "device.energy_j", "server.energy
 
 
 def _pipeline(soc, soc_file, fast_forward: bool, link: dict, iterations: int = 300,
-              workloads: int = 1, policy: str = "manual"):
+              workloads: int = 1, policy: str = "manual", kernels: bool = False):
     """A 3-stage pipeline (device CPU, 1 MB over the link, server CPU), 4 frames in
     flight; returns the run (simulated)."""
     trace = make_trace([kernel(0, flops=2e8, nbytes=1e6), kernel(1, "0", flops=1e8),
@@ -30,7 +30,7 @@ def _pipeline(soc, soc_file, fast_forward: bool, link: dict, iterations: int = 3
         "links": [{"between": ["device", "server"], **link}],
         # a second job (on the server) shares the system
         "workload": [workload, {**workload, "device": "server"}] if workloads > 1 else workload,
-        "outputs": {"timeline": False, "kernels": False, "sample_period": "100 ms"},
+        "outputs": {"timeline": False, "kernels": kernels, "sample_period": "100 ms"},
         "policy": {"name": policy, "default": "cpu.big",
                    "kernels": {1: "server:cpu.big", 2: "server:cpu.little"}}})
     traces = {i: trace for i in range(2)}
@@ -58,6 +58,26 @@ def test_a_steady_pipeline_holds_whole_periods_within_one_percent(tiny_soc, tiny
     ends = [end for _start, end in fast.runners[0].iteration_times]
     expected = [end for _start, end in slow.runners[0].iteration_times]
     assert ends == pytest.approx(expected, rel=1e-9)
+
+
+def test_held_frames_have_the_records_kernel_level_would_have(tiny_soc, tiny_soc_file):
+    # a policy's metrics from records (DynO's stage times per frame) must not be
+    # diluted by frames that were held
+    link = {"bandwidth": "100 MB/s", "latency": "2 ms"}
+    fast = _pipeline(tiny_soc, tiny_soc_file, True, link, kernels=True)
+    slow = _pipeline(tiny_soc, tiny_soc_file, False, link, kernels=True)
+    assert fast.runners[0].pipeline.held_frames > 200
+    a, b = fast.result.kernels, slow.result.kernels
+    assert len(a) == len(b) and len(fast.result.transfers) == len(slow.result.transfers)
+    # every frame's kernels, at kernel level's times
+    key = ["iteration", "row"]
+    a, b = a.sort_values(key).reset_index(drop=True), b.sort_values(key).reset_index(drop=True)
+    assert (a[key] == b[key]).all().all() and (a["processor"] == b["processor"]).all()
+    for column in ("start_s", "end_s"):
+        assert a[column].to_numpy() == pytest.approx(b[column].to_numpy(), rel=1e-9)
+    for column in ("bytes", "start_s", "end_s"):
+        assert (fast.result.transfers[column].to_numpy()
+                == pytest.approx(slow.result.transfers[column].to_numpy(), rel=1e-9))
 
 
 def test_a_hold_stops_before_a_change_of_the_link(tiny_soc, tiny_soc_file):

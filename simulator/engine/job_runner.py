@@ -65,6 +65,8 @@ class JobRunner:
         audit: checks every kernel-level iteration (None: no checks, the default).
         keep_iterations: keep every iteration's start and end (else their count,
             summed duration and the last: :mod:`simulator.engine.iterations`).
+        recorder: the run's per-kernel and per-transfer records, if kept (a
+            pipeline's fast-forward writes the held frames' records into it).
 
     Raises:
         ConfigError: a placement names an unknown processor, asks for more units
@@ -72,7 +74,8 @@ class JobRunner:
     """
 
     def __init__(self, env: simpy.Environment, system: System, job: Job, plan: Plan,
-                 audit: Audit | None = None, keep_iterations: bool = True):
+                 audit: Audit | None = None, keep_iterations: bool = True,
+                 recorder=None):
         self.env = env
         self.audit = audit
         self.system = system
@@ -86,7 +89,7 @@ class JobRunner:
         pipelined = job.max_in_flight > 1 or len(system.devices) > 1
         self.fast_forward = (FastForward(system.devices[job.device], job.name)
                              if job.fast_forward and not pipelined else None)
-        self.pipeline = (PipelineForward(system, self)
+        self.pipeline = (PipelineForward(system, self, recorder)
                          if job.fast_forward and pipelined else None)
         self.done = env.event()
         self.control = RunControl(env)  # suspend/resume/stop/abort (policies, at run time)

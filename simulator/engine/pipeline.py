@@ -60,7 +60,11 @@ energy of whole held periods and the links' totals are those of kernel level
 thermal network is driven by each period's mean power rather than its
 kernel-by-kernel profile (periods of tens of ms against thermal time constants
 of seconds), so temperatures differ slightly, as does the leakage they drive.
-Held frames leave no kernel or transfer records. Never steady, so never held:
+When the run keeps per-kernel records (a kernel table, a timeline, a policy's
+metrics that read them), held frames get the records of the period before the
+hold, moved by whole periods and frames (:class:`_Echo`): what a policy derives
+from records (DynO's stage times, bytes and energy split per frame) is then
+that of kernel level's steady periods. Without records the memory stays flat. Never steady, so never held:
 a utilisation-driven DVFS governor whose OPPs move with the frames' phase
 against its period (schedutil). Not held: a link through a radio (its promotions and tails are not periodic in
 frames), a run with an audit.
@@ -98,6 +102,7 @@ class _Mark(NamedTuple):
     start: float  # s, the start of the frame that ended
     ended: int  # frames ended at kernel level so far
     structure: tuple  # :meth:`PipelineForward._structure`
+    records: tuple[int, int]  # kernel and transfer records kept so far
 
 
 class PipelineForward:
@@ -106,10 +111,13 @@ class PipelineForward:
     Args:
         system: the run's devices and links (the job is alone in it).
         runner: the job's :class:`~simulator.engine.job_runner.JobRunner`.
+        recorder: the run's records (``tasks``, ``transfers`` lists of tuples and
+            ``keep``), or None: held frames get the last period's records, moved.
     """
 
-    def __init__(self, system, runner):
+    def __init__(self, system, runner, recorder=None):
         self.runner = runner
+        self.recorder = recorder if recorder is not None and recorder.keep else None
         self.env = runner.env
         self.job = runner.job.name
         self.devices = list(system.devices.values())
@@ -193,6 +201,10 @@ class PipelineForward:
         offsets.extend(len(proc.running) + 1000.0 * proc.queued for proc in self.processors)
         return offsets
 
+    def _kept(self) -> tuple[int, int]:
+        recorder = self.recorder
+        return (0, 0) if recorder is None else (len(recorder.tasks), len(recorder.transfers))
+
     def _links(self) -> list[float]:
         return ([c.busy_time for c in self.channels] + [c.bytes_sent for c in self.channels]
                 + [p.bytes_sent for p in self.ports])
@@ -244,7 +256,8 @@ class PipelineForward:
         self.history.append(_Mark(env.now, self.version, runner.state,
                                   self._signature(entries),
                                   [proc.peek() for proc in self.processors], self._links(),
-                                  self.frames[-1][0], self.ended, self._structure(pending)))
+                                  self.frames[-1][0], self.ended, self._structure(pending),
+                                  self._kept()))
         m = self._period()
         if m is None:
             return 0
@@ -311,6 +324,8 @@ class PipelineForward:
         templates = list(self.frames)[-m:]
         done = env.event()
         count = [0]  # frames ended
+        echo = (_Echo(self.recorder, [mark.records for mark in list(self.history)[-1 - m:]],
+                      period, m) if self.recorder is not None else None)
 
         def arm() -> None:
             k, j = divmod(count[0], m)
@@ -326,6 +341,8 @@ class PipelineForward:
             self.held_s = held_before + (env.now - t0)  # (a run may end in a hold)
             self.spans[-1] = (t0, env.now)
             self._credit(link_gain)
+            if echo is not None:
+                echo.frame(k + 1, j)
             if report is not None:
                 frame = _moved(report, shift, (k + 1) * m)
                 frame.end = env.now
@@ -418,6 +435,34 @@ class PipelineForward:
             channel.bytes_sent += gain[n + i]
         for i, port in enumerate(self.ports):
             port.bytes_sent += gain[2 * n + i]
+
+
+class _Echo:
+    """The records of held frames: the last period's, repeated one period later each
+    time (the steady state repeats it; the frames in flight are renumbered the same
+    way, :meth:`PipelineForward._renumber`).
+
+    The template of the ``j``-th frame end of a held period is what was recorded
+    between the template period's frame ends ``j - 1`` and ``j`` (``counts``: the
+    record counts at its ``m + 1`` frame ends): the kernels that ended and the
+    transfers sent meanwhile. :meth:`frame` appends it for period ``k`` (from 1),
+    moved by ``k`` periods and ``k * m`` frames, at that frame's end.
+    """
+
+    def __init__(self, recorder, counts: list[tuple[int, int]], period: float, m: int):
+        self.recorder, self.period, self.m = recorder, period, m
+        # kernels: (job, iteration, row, label, processor, units, share, lanes, start, end);
+        # transfers: (channel, label, bytes, start, end)
+        self.tasks = [recorder.tasks[a[0]:b[0]] for a, b in zip(counts, counts[1:])]
+        self.transfers = [recorder.transfers[a[1]:b[1]] for a, b in zip(counts, counts[1:])]
+
+    def frame(self, k: int, j: int) -> None:
+        """Append the records of frame end ``j`` of held period ``k``."""
+        shift, frames = k * self.period, k * self.m
+        self.recorder.tasks.extend(
+            (r[0], r[1] + frames, *r[2:8], r[8] + shift, r[9] + shift) for r in self.tasks[j])
+        self.recorder.transfers.extend(
+            (*r[:3], r[3] + shift, r[4] + shift) for r in self.transfers[j])
 
 
 def _moved(report: IterationReport, dt: float, frames: int) -> IterationReport:

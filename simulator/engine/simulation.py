@@ -165,7 +165,7 @@ class Simulation:
             try:
                 plan = self.policy.plan(job)
                 self.runners.append(JobRunner(self.env, self.system, job, plan, self._audit,
-                                              keep_iterations=keep))
+                                              keep_iterations=keep, recorder=self.recorder))
             except ConfigError as err:
                 raise err.within(prefix="policy") from None
         self.context.attach({job.name: runner for job, runner in zip(self.jobs, self.runners)})
