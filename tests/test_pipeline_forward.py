@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from conftest import kernel, make_trace
 
@@ -170,3 +172,95 @@ def test_a_schedule_names_its_next_change():
     periodic = StepSchedule([0.0, 10.0], [1.0, 2.0], period=30.0)
     assert [periodic.next_change(t) for t in (5.0, 15.0, 35.0)] == [10.0, 30.0, 40.0]
     assert StepSchedule.constant(1.0).next_change(5.0) == float("inf")
+
+
+# -- a policy's plan and controls, against kernel level -----------------------------
+class _Skipper(Manual):
+    """Kernel 2 stops running from frame 150 on (``plan.skip``)."""
+
+    name = "test-skipper"
+
+    def plan(self, job):
+        plan = super().plan(job)
+        plan.skip = lambda i: frozenset({2}) if i >= 150 else frozenset()
+        return plan
+
+
+class _Replanner(Manual):
+    """At 2 s kernel 2 moves to the server's big cluster (``replan``)."""
+
+    name = "test-replanner"
+
+    def bind(self, context):
+        super().bind(context)
+
+        def script():
+            yield context.timeout(2.0)
+            job = context.job("x")
+            plan = self.plan(job.job)
+            placements = list(plan.placements)
+            placements[2] = dataclasses.replace(placements[2], processor="server:cpu.big")
+            job.replan(dataclasses.replace(plan, placements=placements))
+        context.start(script())
+
+
+class _Sharer(Manual):
+    """Kernel 2 on two units at share 0.6; every share 0.4 from 2 s on: a queued
+    kernel that fits then could start inside a hold."""
+
+    name = "test-sharer"
+
+    def plan(self, job):
+        plan = super().plan(job)
+        placements = list(plan.placements)
+        placements[2] = dataclasses.replace(placements[2], units=2, share=0.6)
+        return dataclasses.replace(plan, placements=placements)
+
+    def bind(self, context):
+        super().bind(context)
+
+        def script():
+            yield context.timeout(2.0)
+            context.job("x").set_share(0.4)
+        context.start(script())
+
+
+class _Stopper(Manual):
+    """Stops the job from its 100th frame's end (a listener)."""
+
+    name = "test-stopper"
+
+    def bind(self, context):
+        super().bind(context)
+
+        def script():
+            yield context.timeout(0.0)
+
+            def listen(handle):
+                if len(handle.iteration_times) == 100:
+                    handle.stop()
+            context.job("x").on_iteration(listen)
+        context.start(script())
+
+
+@pytest.mark.parametrize("policy", [_Skipper, _Replanner, _Sharer, _Stopper])
+def test_a_policy_changing_plan_or_share_is_followed_as_at_kernel_level(
+        tiny_soc, tiny_soc_file, monkeypatch, policy):
+    monkeypatch.setitem(POLICIES._entries, policy.name, policy)
+    link = {"bandwidth": "100 MB/s", "latency": "2 ms"}
+    fast = _pipeline(tiny_soc, tiny_soc_file, True, link, policy=policy.name, kernels=True)
+    slow = _pipeline(tiny_soc, tiny_soc_file, False, link, policy=policy.name, kernels=True)
+    assert fast.runners[0].pipeline.held_frames > 0
+    _close(fast, slow)
+    assert len(fast.result.kernels) == len(slow.result.kernels)
+    assert len(fast.runners[0].iteration_times) == len(slow.runners[0].iteration_times)
+
+
+def test_a_stop_while_waiting_for_a_slot_starts_no_frame(tiny_soc, tiny_soc_file,
+                                                           monkeypatch):
+    # kernel level: the job stopped by a listener while the runner waited for one of
+    # its 4 slots starts nothing more (the frames in flight end)
+    monkeypatch.setitem(POLICIES._entries, _Stopper.name, _Stopper)
+    link = {"bandwidth": "100 MB/s", "latency": "2 ms"}
+    slow = _pipeline(tiny_soc, tiny_soc_file, False, link, policy=_Stopper.name)
+    assert len(slow.runners[0].iteration_times) == 100 + 3  # the 3 others in flight

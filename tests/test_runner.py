@@ -308,7 +308,7 @@ def test_quickstart_runs(tmp_path):
     ({"thermal": {"ambient": "-10 K"}}, "thermal.ambient", "absolute zero"),
     # two tenants on one device, one of them fast-forwarded: a build-time check
     ({"workload": [{"trace": "chain.csv", "fast_forward": True}, {"trace": "chain.csv"}]},
-     "workload.fast_forward", "fast_forward needs a job alone on its device"),
+     "workload[0].fast_forward", "fast_forward needs a job alone on its device"),
 ])
 def test_runs_that_cannot_run_are_rejected_before_anything_is_written(tmp_path, extra,
                                                                       where, words):

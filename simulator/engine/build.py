@@ -150,16 +150,17 @@ def build_jobs(exp: ExperimentSpec, devices: dict[str, Device], base: Path | Non
                         pause_every=workload.pause_every(),
                         pause=workload.pause.duration if workload.pause else 0.0,
                         fast_forward=workload.fast_forward))
-    for job in jobs:
+    for i, job in enumerate(jobs):
         if not job.fast_forward:
             continue
+        path = "workload.fast_forward" if len(jobs) == 1 else f"workload[{i}].fast_forward"
         if sum(other.device == job.device for other in jobs) > 1:
-            raise ConfigError("fast_forward needs a job alone on its device",
-                              path="workload.fast_forward")
-        # a pipelined or multi-device job holds whole periods of the whole system
-        # (simulator.engine.pipeline): no other job may load it, and it never pauses
+            raise ConfigError("fast_forward needs a job alone on its device", path=path)
+        # with several frames in flight or several devices, fast-forward holds whole
+        # periods of the whole system (simulator.engine.pipeline): no other job may
+        # load it, and the job never pauses
         if (job.max_in_flight > 1 or len(devices) > 1) and (len(jobs) > 1 or job.pause_every):
-            raise ConfigError("fast_forward of a pipelined (max_in_flight > 1) or "
-                              "multi-device job needs it alone in the system, without "
-                              "pauses", path="workload.fast_forward")
+            raise ConfigError("fast_forward with max_in_flight > 1 or several devices "
+                              "holds the whole system's steady periods: it needs the job "
+                              "alone in the system, without pauses", path=path)
     return jobs

@@ -59,7 +59,7 @@ class RunControl:
         # called with the runner after each completed iteration (frame counters)
         self.listeners: list[Callable[[object], None]] = []
         # called with no argument when a policy changes the run (suspend, stop, abort,
-        # reshare): a fast-forward block ends after its iteration in progress then
+        # reshare, replan): a fast-forward block ends after its iteration in progress then
         self.watchers: list[Callable[[], None]] = []
 
     # -- what the runner asks ----------------------------------------------
@@ -134,6 +134,10 @@ class RunControl:
         for task, proc in list(self.inflight.items()):
             if processor is None or proc.name == processor:
                 proc.reshare(task, share)
+
+    def replanned(self) -> None:
+        """Note a new plan for the iterations started from now on."""
+        self._changed()
 
     def _changed(self) -> None:
         for watcher in list(self.watchers):

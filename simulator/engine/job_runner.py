@@ -104,6 +104,7 @@ class JobRunner:
         """Run ``plan`` for the iterations started from now on (a policy switching
         models at run time); iterations in flight keep the plan they started with."""
         self.state = _PlanState(self.system, self.job, plan, self._resolve)
+        self.control.replanned()
 
     def _record_iteration(self, start: float, epoch: int) -> None:
         if epoch == self.control.epoch:  # an aborted iteration does not count
@@ -190,9 +191,12 @@ class JobRunner:
                     yield from self.control.wait()
                     if self.control.stopped:
                         break
-                while len(pending) >= self.job.max_in_flight:
-                    yield self.env.any_of(pending)
-                    pending = [event for event in pending if not event.processed]
+                if len(pending) >= self.job.max_in_flight:
+                    while len(pending) >= self.job.max_in_flight:
+                        yield self.env.any_of(pending)
+                        pending = [event for event in pending if not event.processed]
+                    if self.control.held:  # stopped or suspended while waiting for a slot
+                        continue
                 if pipeline is not None:
                     # steady: whole periods held (their frames end on their own)
                     skipped = yield from pipeline.step(pending, iteration)

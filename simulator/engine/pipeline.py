@@ -11,15 +11,17 @@ pipeline is in such a steady state and, if it is, *holds* whole periods
 instead of simulating their kernels (nothing here is specific to a policy).
 
 **Steady.** At a frame end the pipeline's state is summed up as its
-*signature*: the job's pending events (kernel completions, data in transit),
-each as its time from now; every channel's and port's busy horizon; every
+*signature*: the job's pending events, each named (a kernel's completion by
+its frame counted back from the newest and its row, data in transit by its
+channel) with its time from now; every channel's and port's busy horizon; every
 processor's running and queued kernel counts; and the frames in flight (each
 one's plan, each of their queued or running kernels by frame counted back from
 the newest, row, and whether it runs). The pipeline is steady with period
 ``m`` frames when, at each of the last ``3m`` frame ends, the signature equals
 the one ``m`` frame ends before (times within ``_TOL``; the frame's start one
-period after its predecessor's too), no OPP changed on any device and the plan
-for new frames is the same. Equal signatures mean equal states: a kernel's
+period after its predecessor's too), no OPP changed on any device, the plan
+for new frames is the same and so are the kernels it skips (``plan.skip``) for
+every frame in flight or held, one period apart. Equal signatures mean equal states: a kernel's
 speed depends only on its OPP and share. (Equal frame intervals alone are not
 enough: a link-paced pipeline ends frames a period apart while its client's
 queue still fills, and the work of those periods is not the steady one's.)
@@ -64,10 +66,14 @@ When the run keeps per-kernel records (a kernel table, a timeline, a policy's
 metrics that read them), held frames get the records of the period before the
 hold, moved by whole periods and frames (:class:`_Echo`): what a policy derives
 from records (DynO's stage times, bytes and energy split per frame) is then
-that of kernel level's steady periods. Without records the memory stays flat. Never steady, so never held:
-a utilisation-driven DVFS governor whose OPPs move with the frames' phase
-against its period (schedutil). Not held: a link through a radio (its promotions and tails are not periodic in
-frames), a run with an audit.
+that of kernel level's steady periods. Without records the memory stays flat.
+(The ``kernels`` metric counts the kernels executed, held ones not.)
+
+Never steady, so never held: a utilisation-driven DVFS governor whose OPPs move
+with the frames' phase against its period (schedutil). Not held: a link
+through a radio (its promotions and tails are not periodic in frames), a run
+with an audit, a state with data in transit on a channel other than the
+system's links and the devices' channels (a storage read).
 """
 
 from __future__ import annotations
@@ -86,7 +92,7 @@ from .processor import _Completion
 # states give times equal to float rounding (~1e-15 s at a run's ~10-1000 s);
 # a real difference is a kernel's duration or a transfer's (>= ~1 us).
 _TOL = 1e-9
-_PERIODS = 3  # equal periods before a hold (the brief's K)
+_PERIODS = 3  # equal periods in a row before a hold
 _MIN_HOLD = 2  # periods: a shorter hold saves less than its bookkeeping
 
 
@@ -96,12 +102,12 @@ class _Mark(NamedTuple):
     time: float  # s
     version: int  # OPP changes so far
     plan: object  # the runner's compiled plan for the next frames
-    signature: list[float]  # :meth:`PipelineForward._signature`
+    signature: list[float]  # :meth:`PipelineForward._state`
     work: list[tuple]  # each processor's cumulative integrals (Processor.peek)
     links: list[float]  # channels' busy s and bytes, ports' bytes (cumulative)
     start: float  # s, the start of the frame that ended
     ended: int  # frames ended at kernel level so far
-    structure: tuple  # :meth:`PipelineForward._structure`
+    structure: tuple  # :meth:`PipelineForward._state`
     records: tuple[int, int]  # kernel and transfer records kept so far
 
 
@@ -127,6 +133,7 @@ class PipelineForward:
         for device in self.devices:
             channels.extend(device.channels.values())
         self.channels = list(dict.fromkeys(channels))
+        self._position = {channel: i for i, channel in enumerate(self.channels)}
         self.ports = list(dict.fromkeys(port for channel in self.channels
                                         for port in channel.ports))
         self.radio = any(channel.radio is not None for channel in self.channels)
@@ -141,6 +148,7 @@ class PipelineForward:
         self.held_s = 0.0  # simulated s held
         self.spans: list[tuple[float, float]] = []  # (start, end) s of each hold
         self._disturbed = False
+        self._holding: int | None = None  # during a hold: the control epoch it began in
         self.ended = 0  # frames ended at kernel level
         self._runs: dict[int, int] = {}  # frames per period -> frame ends matched in a row
 
@@ -152,6 +160,16 @@ class PipelineForward:
 
     def _on_control(self) -> None:
         self._disturbed = True
+        # (called before an abort takes effect: look once it has)
+        self.env.timeout(0).callbacks.append(self._after_control)
+
+    def _after_control(self, _event) -> None:
+        """An abort during a hold withdrew the frames in flight: the processors stop
+        drawing the held rates now, as they go idle at kernel level (the hold runs
+        on, idle, to its period's end)."""
+        if self._holding is not None and self.runner.control.epoch != self._holding:
+            for proc in self.processors:
+                proc.release()
 
     def completed(self, finished: simpy.Event) -> None:
         """A frame ended at kernel level now: a template for later holds."""
@@ -161,7 +179,8 @@ class PipelineForward:
 
     def _pending(self, pending: list) -> tuple[list, bool]:
         """The job's entries on SimPy's queue (live kernel completions, data in
-        transit) and whether the state is a clean cut (nothing of the job due now)."""
+        transit on the system's links and device channels) and whether the state is a
+        clean cut (nothing of the job due now, nothing in transit elsewhere)."""
         now, job, mine = self.env._now, self.job, []
         frames = set(pending)
         for entry in self.env._queue:
@@ -174,32 +193,47 @@ class PipelineForward:
                 if event in frames:  # a frame ending now, not yet processed
                     return mine, False
                 continue
+            elif event.channel not in self._position:
+                # data in transit on a channel this fast-forward does not move (a
+                # storage read): not a state it can hold
+                return mine, False
             if entry[0] <= now:
                 return mine, False
             mine.append(entry)
         return mine, True
 
-    def _structure(self, pending: list) -> tuple:
-        """What the frames in flight are, apart from times: each one's plan and, for
-        every kernel of theirs queued or running, its frame (counted back from the
-        newest), row and whether it runs."""
+    def _state(self, pending: list, entries: list) -> tuple[tuple, list[float]]:
+        """The pipeline's state now, as ``(structure, signature)``.
+
+        The structure is what the frames in flight are, apart from times: each one's
+        plan; for every kernel of theirs queued or running, its frame (counted back
+        from the newest), row and whether it runs; what each pending entry is (a
+        kernel's completion by frame counted back and row, data in transit by its
+        channel); and each processor's running and queued counts. The signature is
+        the times: each pending entry's from now, in the structure's order (so that
+        equal signatures pair the same kernels and transfers), then every channel's
+        and port's busy horizon."""
         frames = [event for event in pending if not event.triggered]
-        if not frames:
-            return ()
-        newest = max(event.index[0] for event in frames)
+        newest = max((event.index[0] for event in frames), default=0)
         plans = tuple(id(event.state) for event in
                       sorted(frames, key=lambda event: event.index[0]))
         tasks = sorted((newest - task.meta[1], task.meta[2], task.start >= 0.0)
                        for task in self.runner.control.inflight)
-        return plans, tuple(tasks)
-
-    def _signature(self, entries: list) -> list[float]:
-        now = self.env._now
-        offsets = sorted(entry[0] - now for entry in entries)
-        offsets.extend(max(0.0, c.free_at - now) for c in self.channels)
-        offsets.extend(max(0.0, p.free_at - now) for p in self.ports)
-        offsets.extend(len(proc.running) + 1000.0 * proc.queued for proc in self.processors)
-        return offsets
+        now, position, keyed = self.env._now, self._position, []
+        for entry in entries:
+            event = entry[3]
+            if type(event) is _Completion:
+                key = (0, newest - event.task.meta[1], event.task.meta[2])
+            else:
+                key = (1, position[event.channel], 0)
+            keyed.append((key, entry[0] - now))
+        keyed.sort()
+        counts = tuple((len(proc.running), proc.queued) for proc in self.processors)
+        structure = (plans, tuple(tasks), tuple(key for key, _ in keyed), counts)
+        signature = [offset for _, offset in keyed]
+        signature.extend(max(0.0, c.free_at - now) for c in self.channels)
+        signature.extend(max(0.0, p.free_at - now) for p in self.ports)
+        return structure, signature
 
     def _kept(self) -> tuple[int, int]:
         recorder = self.recorder
@@ -253,11 +287,10 @@ class PipelineForward:
             self.history.clear()
             self._runs.clear()
             return 0
-        self.history.append(_Mark(env.now, self.version, runner.state,
-                                  self._signature(entries),
+        structure, signature = self._state(pending, entries)
+        self.history.append(_Mark(env.now, self.version, runner.state, signature,
                                   [proc.peek() for proc in self.processors], self._links(),
-                                  self.frames[-1][0], self.ended, self._structure(pending),
-                                  self._kept()))
+                                  self.frames[-1][0], self.ended, structure, self._kept()))
         m = self._period()
         if m is None:
             return 0
@@ -271,6 +304,9 @@ class PipelineForward:
         periods = (runner.job.iterations - iteration) // m
         if change != float("inf"):
             periods = min(periods, int((change - env.now - horizon) / period))
+        skip = runner.state.plan.skip
+        if skip is not None:
+            periods = _periodic(skip, iteration, m, periods, runner.job.max_in_flight)
         if periods < _MIN_HOLD:
             return 0
         skipped = yield from self._hold(entries, pending, m, period, periods)
@@ -308,6 +344,7 @@ class PipelineForward:
             frozen.append((proc.running, proc.power, proc.busy, proc.dram_rate,
                            proc.domain.index, [task.need for task in proc.running]))
             proc.running = []
+            proc.frozen = True  # (a reshare or an abort meanwhile starts nothing)
             proc.power = proc.busy = proc.dram_rate = 0.0
             rates = [(a - b) / span for a, b in zip(after, earlier)]
             if any(rates):
@@ -321,9 +358,11 @@ class PipelineForward:
         self.holds += 1
         self.spans.append((t0, t0))
         held_before = self.held_s
+        epoch = self._holding = runner.control.epoch  # an abort drops the frames after it
         templates = list(self.frames)[-m:]
         done = env.event()
         count = [0]  # frames ended
+        live = [0]  # of them, before any abort
         echo = (_Echo(self.recorder, [mark.records for mark in list(self.history)[-1 - m:]],
                       period, m) if self.recorder is not None else None)
 
@@ -337,19 +376,19 @@ class PipelineForward:
             start, end, report, frame_state = templates[j]
             shift = (k + 1) * period
             count[0] += 1
-            self.held_frames += 1
             self.held_s = held_before + (env.now - t0)  # (a run may end in a hold)
             self.spans[-1] = (t0, env.now)
-            self._credit(link_gain)
-            if echo is not None:
-                echo.frame(k + 1, j)
-            if report is not None:
-                frame = _moved(report, shift, (k + 1) * m)
-                frame.end = env.now
-                runner._adapt(frame_state, frame)  # (the report's end: now)
-                if runner.state is not state:
-                    self._disturbed = True
-            runner._record_iteration(start + shift, runner.control.epoch)
+            if runner.control.epoch == epoch:  # (else aborted: uncounted, as at kernel level)
+                self._credit(link_gain)
+                live[0] += 1
+                self.held_frames += 1
+                if echo is not None:
+                    echo.frame(k + 1, j)
+                if report is not None:
+                    runner._adapt(frame_state, _moved(report, shift, (k + 1) * m))
+            if runner.state is not state:  # a new plan (adapted, or a policy's replan)
+                self._disturbed = True
+            runner._record_iteration(start + shift, epoch)
             if j == m - 1 and (self._disturbed or k + 1 == periods):
                 done.succeed(k + 1)
             else:
@@ -357,6 +396,7 @@ class PipelineForward:
 
         arm()
         held = yield done
+        self._holding = None
         runner.control.watchers.remove(self._on_control)
         shift = env.now - t0
         for device in self.devices:
@@ -365,6 +405,7 @@ class PipelineForward:
         for proc, (running, power, busy, dram_rate, index, needs) in zip(self.processors,
                                                                           frozen):
             proc.release()
+            proc.frozen = False
             proc.running = running
             proc.power, proc.busy, proc.dram_rate = power, busy, dram_rate
             for task, need in zip(list(running), needs):  # (_release edits running)
@@ -399,7 +440,10 @@ class PipelineForward:
             heapq.heappush(env._queue, (entry[0] + shift, *entry[1:]))
         self.history.clear()
         self._runs.clear()
-
+        if runner.control.epoch != epoch:
+            # aborted: the frames after the abort were never started (kernel level
+            # drops the frames in flight, and the next frame takes the next number)
+            return live[0]
         return held * m
 
     def _renumber(self, frames: list, skipped: int, shift: float) -> None:
@@ -463,6 +507,17 @@ class _Echo:
             (r[0], r[1] + frames, *r[2:8], r[8] + shift, r[9] + shift) for r in self.tasks[j])
         self.recorder.transfers.extend(
             (*r[:3], r[3] + shift, r[4] + shift) for r in self.transfers[j])
+
+
+def _periodic(skip, first: int, m: int, periods: int, in_flight: int) -> int:
+    """The whole periods, up to ``periods``, that may be held from frame ``first``
+    on: those over which the rows a plan skips repeat every ``m`` frames (``skip(i)
+    == skip(i - m)``), from the oldest frame that may be in flight (``in_flight``
+    before ``first``: they are renumbered by the held frames) on."""
+    for i in range(max(m, first - in_flight + m), first + periods * m):
+        if skip(i) != skip(i - m):
+            return max(0, (i - first) // m)
+    return periods
 
 
 def _moved(report: IterationReport, dt: float, frames: int) -> IterationReport:

@@ -96,6 +96,9 @@ class Processor:
         self._queue: list[tuple[float, int, Task]] = []
         self._streams: set = set()  # streams with a running task
         self._parked: dict[object, list[tuple[float, int, Task]]] = {}  # waiting for theirs
+        # no queued task starts while set: a pipeline's fast-forward holds the
+        # processor's running kernels aside (simulator.engine.pipeline)
+        self.frozen = False
         self._seq = 0
         self.running: list[Task] = []
         self._record = record
@@ -227,6 +230,8 @@ class Processor:
         self._dispatch()
 
     def _dispatch(self) -> None:
+        if self.frozen:
+            return
         queue = self._queue
         while queue:
             task = queue[0][2]
