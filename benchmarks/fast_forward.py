@@ -54,7 +54,6 @@ def run(batches: int, policy: str, fast_forward: bool,
         model: str = "vgg11") -> tuple[dict, float]:
     """(metrics, wall seconds) of one run; with fast-forward the metrics also hold
     ``leaps`` and ``leaped_s`` (limit-cycle periods skipped, simulated s)."""
-    from simulator.engine.simulation import Simulation
     from simulator.spec.experiment import ExperimentSpec
 
     options = {"batch_norm": False} if model.startswith("vgg") else {}
@@ -68,21 +67,13 @@ def run(batches: int, policy: str, fast_forward: bool,
                      "batches": batches, "fast_forward": fast_forward},
         "policy": params,
         "outputs": {"timeline": False, "kernels": False, "sample_period": "10 s"}})
-    start = time.perf_counter()
-    sim = Simulation(exp).build().plan().run()
-    metrics = sim.collect().metrics
-    wall = time.perf_counter() - start
-    ff = sim.runners[0].fast_forward
-    if ff is not None:
-        metrics["leaps"], metrics["leaped_s"] = ff.leaps, ff.leaped
-    return metrics, wall
+    return _simulate(exp)
 
 
 def run_inference(frames: int, model: str, fast_forward: bool) -> tuple[dict, float]:
     """(metrics, wall seconds) of ``frames`` inference frames of ``model`` (batch 1,
     224 px) back to back on the SD888's gold cores at their top OPP (``performance``:
     the cores heat until the trip governor caps them), thermal governor on."""
-    from simulator.engine.simulation import Simulation
     from simulator.spec.experiment import ExperimentSpec
 
     exp = ExperimentSpec.model_validate({
@@ -92,14 +83,7 @@ def run_inference(frames: int, model: str, fast_forward: bool) -> tuple[dict, fl
         "policy": {"name": "single", "processor": "cpu.gold"},
         "dvfs": {"governor": "performance"}, "thermal": {"governor": True},
         "outputs": {"timeline": False, "kernels": False, "sample_period": "1 s"}})
-    start = time.perf_counter()
-    sim = Simulation(exp).build().plan().run()
-    metrics = sim.collect().metrics
-    wall = time.perf_counter() - start
-    ff = sim.runners[0].fast_forward
-    if ff is not None:
-        metrics["leaps"], metrics["leaped_s"] = ff.leaps, ff.leaped
-    return metrics, wall
+    return _simulate(exp)
 
 
 DYNO = Path(__file__).resolve().parent.parent / "experiments/dyno"
@@ -108,7 +92,6 @@ DYNO = Path(__file__).resolve().parent.parent / "experiments/dyno"
 def run_pipeline(link: dict, seconds: float, fast_forward: bool) -> tuple[dict, float]:
     """(metrics, wall seconds) of DynO's pipelined ResNet-152 (the set-up of
     experiments/dyno/06-dynamic-bandwidth.yaml, its ``dyno`` point) over ``link``."""
-    from simulator.engine.simulation import Simulation
     from simulator.spec.experiment import ExperimentSpec
 
     exp = ExperimentSpec.model_validate({
@@ -124,12 +107,23 @@ def run_pipeline(link: dict, seconds: float, fast_forward: bool) -> tuple[dict, 
         "dvfs": {"governor": "performance"},
         "outputs": {"timeline": False, "kernels": False, "sample_period": "1 s"},
         "time_limit": f"{seconds} s", "seed": 0})
+    return _simulate(exp, DYNO)
+
+
+def _simulate(exp, base: Path | None = None) -> tuple[dict, float]:
+    """(metrics, wall seconds) of one run of ``exp``; with fast-forward the metrics
+    also hold ``leaps`` and ``leaped_s`` (one device: limit-cycle periods skipped,
+    simulated s) or ``holds`` and ``held_s`` (a pipeline), and ``frames``."""
+    from simulator.engine.simulation import Simulation
+
     start = time.perf_counter()
-    sim = Simulation(exp, base=DYNO).build().plan().run()
+    sim = Simulation(exp, base=base).build().plan().run()
     metrics = sim.collect().metrics
     wall = time.perf_counter() - start
     metrics["frames"] = len(sim.runners[0].iteration_times)
-    forward = sim.runners[0].pipeline
+    ff, forward = sim.runners[0].fast_forward, sim.runners[0].pipeline
+    if ff is not None:
+        metrics["leaps"], metrics["leaped_s"] = ff.leaps, ff.leaped
     if forward is not None:
         metrics["holds"], metrics["held_s"] = forward.holds, forward.held_s
     return metrics, wall
@@ -143,20 +137,24 @@ def pipeline(seconds: float) -> None:
         exact, exact_wall = run_pipeline(link, seconds, False)
         fast, fast_wall = run_pipeline(link, seconds, True)
         print(f"DynO ResNet-152 pipeline (8 in flight), {label}, {seconds:g} s")
+        # the run's, then DynO's per-frame means from the kernel and transfer records
+        # (held frames get their template's: simulator.engine.pipeline._Echo)
         for metric in ("throughput_per_s", "makespan_s", "device.energy_j",
                        "server.energy_j", "energy_j", "peak_temp_c", "device.peak_skin_temp_c",
-                       "server.peak_skin_temp_c"):
+                       "server.peak_skin_temp_c", "stage_client_s", "stage_transfer_s",
+                       "stage_server_s", "uplink_bytes", "energy_compute_per_inference_j",
+                       "energy_client_per_inference_j"):
             if metric not in exact:
                 continue
             diff = 100 * (fast[metric] - exact[metric]) / exact[metric]
             verdict = "ok" if abs(diff) <= ACCURACY_GOAL_PCT else "outside"
-            print(f"  {metric:24s} kernel level {exact[metric]:12.6g}   fast-forward "
+            print(f"  {metric:30s} kernel level {exact[metric]:12.6g}   fast-forward "
                   f"{fast[metric]:12.6g}   ({diff:+.3f} %)  goal within "
                   f"{ACCURACY_GOAL_PCT:g} %: {verdict}")
-        print(f"  held                     {fast['replayed_iterations']:.0f} of "
+        print(f"  held                           {fast['replayed_iterations']:.0f} of "
               f"{fast['frames']:.0f} frames in {fast['holds']} holds, {fast['held_s']:.1f} of "
               f"{fast['makespan_s']:.0f} simulated s")
-        print(f"  wall time                kernel level {exact_wall:.1f} s   fast-forward "
+        print(f"  wall time                      kernel level {exact_wall:.1f} s   fast-forward "
               f"{fast_wall:.1f} s   ({exact_wall / fast_wall:.1f}x)")
 
 

@@ -318,9 +318,9 @@ class PipelineForward:
         latency = channel.latency
         if hasattr(latency, "next_change"):
             times.append(latency.next_change(t))
-        index = getattr(channel.network, "_index", None)
-        if index is not None:
-            times.append(index.next_change(t))
+        network = channel.network
+        if hasattr(network, "next_change"):
+            times.append(network.next_change(t))
         return min(times)
 
     def _hold(self, entries: list, pending: list, m: int, period: float, periods: int):

@@ -63,6 +63,10 @@ class NetworkTypes:
     def at(self, t: float) -> str:
         return self.names[int(self._index.at(t))]
 
+    def next_change(self, t: float) -> float:
+        """The first change of type (s) after ``t`` (``inf`` if none)."""
+        return self._index.next_change(t)
+
 
 @dataclass
 class LinkConditions:
