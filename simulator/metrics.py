@@ -10,7 +10,9 @@ over the devices, and each device also gets its own (``<device>.energy_j``,
 ``<device>.avg_power_w``) and its components (``<device>.energy_<component>_j``). Jobs that pause or fast-forward add ``active_time_s``
 (iterations only), ``pause_time_s``, ``energy_pause_j``, ``energy_active_j``
 (the rest) and ``replayed_iterations`` (iterations repeated from the
-fast-forward memo: they leave no kernel records).
+fast-forward memo, which leave no kernel records, or frames of a steady pipeline
+held, which get their template frame's records when records are kept).
+``kernels`` counts the kernels executed (replayed and held ones not).
 """
 
 from __future__ import annotations
