@@ -19,7 +19,8 @@
    ``convergence.yaml`` (VGG-11 and ResNet-18 MNN-FP32, ResNet-18 Mandheling)
    cut to 15 epochs and at the full 150 (10x the batches), each in a fresh
    process started from this small one (Linux hands a parent's peak RSS down to
-   a child), next to the goal: growth under 10 % of the short run's.
+   a child), next to the goal: growth under 10 % of the short run's; and the
+   first of them at 300 epochs, where the time series has reached its bound.
 
 4. **Pipelines** (``--pipeline``, issue 21 goal 2: "DynO pipelines"): DynO's
    set-up of ``experiments/dyno/06-dynamic-bandwidth.yaml`` (ResNet-152, Jetson AGX
@@ -245,6 +246,14 @@ def memory() -> None:
               f"{full.get('series', 0) / 1e3:.0f} k values")
     print("  (what grows is the time series the outputs ask for, up to its bound of "
           "2^14 samples a device: ~26 values each, 45 h at 10 s)")
+    # past the bound the series is halved in place: twice the batches, the same peak
+    name = MEMORY_RUNS[0]
+    index = next(i for i, d in enumerate(descriptions) if d.startswith(name))
+    full, double = _child(index, None), _child(index, 300)
+    growth = (double["rss"] - full["rss"]) / full["rss"]
+    print(f"  {name:22s} 150 epochs {full['rss']:5.0f} MB   300 epochs {double['rss']:5.0f} MB"
+          f"   ({growth:+.1%}: the series at its bound)  time series "
+          f"{full.get('series', 0) / 1e3:.0f} k -> {double.get('series', 0) / 1e3:.0f} k values")
 
 
 def main() -> None:
