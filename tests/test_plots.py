@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -115,3 +117,14 @@ def test_axis_labels_pick_a_readable_unit():
     assert scaled("throughput_per_s", [10]) == ("throughput (1/s)", 1.0)
     assert scaled("workload.batch", [1]) == ("workload.batch", 1.0)
     assert short_names(["energy_cpu.gold_j", "energy_gpu_j"]) == ["cpu.gold", "gpu"]
+
+
+def test_a_heatmap_of_runs_that_all_lack_z_draws_an_empty_grid(tmp_path, results,
+                                                                timeseries):
+    # e.g. a sweep cut short by a time limit before any iteration ended: no warning
+    empty = results.assign(latency_s=float("nan"))
+    spec = PlotSpec.model_validate(SPECS[4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        files, errors = draw_plots([spec], empty, timeseries, tmp_path)
+    assert errors == [] and len(files) == 2

@@ -214,7 +214,8 @@ def prepare(spec: PlotSpec, index: int, results: pd.DataFrame,
         ctx.ylabel = spec.ylabel or titles(spec.y)
         _, ctx.yfactor = scaled(spec.z, frame["__y"])
         values = frame["__y"].to_numpy(dtype=float) * ctx.yfactor
-        ctx.zrange = (float(np.nanmin(values)), float(np.nanmax(values)))
+        known = values[~np.isnan(values)]  # (a sweep whose runs all lack z: an empty grid)
+        ctx.zrange = (float(known.min()), float(known.max())) if known.size else (0.0, 1.0)
     else:
         name = ys[0] if len(ys) == 1 else _common_unit_name(ys)
         ctx.ylabel, ctx.yfactor = scaled(name, values, spec.ylabel, titles.name(name))
