@@ -142,12 +142,15 @@ def _records(out: Path) -> int:
     return len(list(out.glob("runs/*/metrics.json")))
 
 
+RUNS = 24  # in _start_sweep's sweep
+
+
 def _start_sweep(tmp_path: Path) -> tuple[Path, Path, subprocess.Popen]:
-    # runs long enough (~0.1 s each) that a loaded machine cannot finish the sweep
-    # between the third record and the signal
+    # 24 runs long enough (~0.1 s each) that a loaded machine cannot finish the sweep
+    # between the third record and the signal (16 once did, under a load of ~4)
     path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2],
                                              "policy.processor": ["cpu.gold", "cpu.silver"],
-                                             "workload.iterations": [1000, 1001, 1002, 1003]},
+                                             "workload.iterations": list(range(1000, 1006))},
                             outputs={"timeline": False})
     out = tmp_path / "out"
     process = subprocess.Popen([sys.executable, "-m", "simulator", "run", str(path), "--out",
@@ -164,12 +167,12 @@ def test_kill_9_then_resume_gives_every_run_once(tmp_path):
     process.kill()  # SIGKILL: no chance to clean up
     process.communicate()
     done = _records(out)
-    assert 3 <= done < 16, "the sweep finished before it could be killed"
+    assert 3 <= done < RUNS, "the sweep finished before it could be killed"
     result = socsim("run", str(path), "--out", str(out), "--workers", "2", "--resume",
                     "--quiet")
     assert result.returncode == 0, result.stderr
     resumed = pd.read_csv(out / "results.csv")
-    assert len(resumed) == 16 and not resumed.duplicated(["run", "repeat"]).any()
+    assert len(resumed) == RUNS and not resumed.duplicated(["run", "repeat"]).any()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["resumed"] >= done
     reference = tmp_path / "reference"
@@ -228,7 +231,7 @@ def test_ctrl_c_flushes_completed_runs_and_exits_130(tmp_path):
     assert process.returncode == 130, stderr
     assert "--resume" in stderr and "Traceback" not in stderr
     table = pd.read_csv(out / "results.csv")
-    assert 3 <= len(table) < 16 and (table["status"] == "ok").all()
+    assert 3 <= len(table) < RUNS and (table["status"] == "ok").all()
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
 
 
