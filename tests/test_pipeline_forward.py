@@ -186,6 +186,13 @@ class _Skipper(Manual):
         return plan
 
 
+def _kernel_2(plan, **changes):
+    """``plan`` with kernel 2's placement changed."""
+    placements = list(plan.placements)
+    placements[2] = dataclasses.replace(placements[2], **changes)
+    return dataclasses.replace(plan, placements=placements)
+
+
 class _Replanner(Manual):
     """At 2 s kernel 2 moves to the server's big cluster (``replan``)."""
 
@@ -197,10 +204,7 @@ class _Replanner(Manual):
         def script():
             yield context.timeout(2.0)
             job = context.job("x")
-            plan = self.plan(job.job)
-            placements = list(plan.placements)
-            placements[2] = dataclasses.replace(placements[2], processor="server:cpu.big")
-            job.replan(dataclasses.replace(plan, placements=placements))
+            job.replan(_kernel_2(self.plan(job.job), processor="server:cpu.big"))
         context.start(script())
 
 
@@ -211,10 +215,7 @@ class _Sharer(Manual):
     name = "test-sharer"
 
     def plan(self, job):
-        plan = super().plan(job)
-        placements = list(plan.placements)
-        placements[2] = dataclasses.replace(placements[2], units=2, share=0.6)
-        return dataclasses.replace(plan, placements=placements)
+        return _kernel_2(super().plan(job), units=2, share=0.6)
 
     def bind(self, context):
         super().bind(context)
