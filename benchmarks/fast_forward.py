@@ -147,7 +147,7 @@ def pipeline(seconds: float) -> None:
                        "energy_client_per_inference_j"):
             if metric not in exact:
                 continue
-            diff = 100 * (fast[metric] - exact[metric]) / exact[metric]
+            diff = _percent(fast[metric], exact[metric])
             verdict = "ok" if abs(diff) <= ACCURACY_GOAL_PCT else "outside"
             print(f"  {metric:30s} kernel level {exact[metric]:12.6g}   fast-forward "
                   f"{fast[metric]:12.6g}   ({diff:+.3f} %)  goal within "
@@ -157,6 +157,11 @@ def pipeline(seconds: float) -> None:
               f"{fast['makespan_s']:.0f} simulated s")
         print(f"  wall time                      kernel level {exact_wall:.1f} s   fast-forward "
               f"{fast_wall:.1f} s   ({exact_wall / fast_wall:.1f}x)")
+
+
+def _percent(fast: float, exact: float) -> float:
+    """``fast``'s difference from ``exact`` in % (0 when both are 0, e.g. no uplink)."""
+    return 100 * (fast - exact) / exact if exact else (0.0 if fast == exact else float("inf"))
 
 
 ACCURACY_GOAL_PCT = 1.0  # fast-forward within this of kernel level (time, energy)
@@ -235,9 +240,11 @@ def memory() -> None:
     descriptions = raw["sweep"]["zip"]["description"]
     print(f"\npeak RSS, {CONVERGENCE.name} cut to 15 epochs and at 150 (10x the batches; "
           f"outputs {raw['outputs']}):")
+    fulls = {}
     for name in MEMORY_RUNS:
         index = next(i for i, d in enumerate(descriptions) if d.startswith(name))
         short, full = _child(index, 15), _child(index, None)
+        fulls[name] = index, full
         growth = (full["rss"] - short["rss"]) / short["rss"]
         print(f"  {name:22s} 15 epochs {short['rss']:5.0f} MB   150 epochs "
               f"{full['rss']:5.0f} MB   ({growth:+.1%}; goal flat, < "
@@ -248,8 +255,8 @@ def memory() -> None:
           "2^14 samples a device: ~26 values each, 45 h at 10 s)")
     # past the bound the series is halved in place: twice the batches, the same peak
     name = MEMORY_RUNS[0]
-    index = next(i for i, d in enumerate(descriptions) if d.startswith(name))
-    full, double = _child(index, None), _child(index, 300)
+    index, full = fulls[name]
+    double = _child(index, 300)
     growth = (double["rss"] - full["rss"]) / full["rss"]
     print(f"  {name:22s} 150 epochs {full['rss']:5.0f} MB   300 epochs {double['rss']:5.0f} MB"
           f"   ({growth:+.1%}: the series at its bound)  time series "
@@ -299,7 +306,7 @@ def main() -> None:
         fast, fast_wall = run(args.batches, args.policy, True, args.model)
         print(f"{args.policy}, {args.model}, {args.batches} batches on SD888")
     for metric in ("makespan_s", "energy_j", "peak_temp_c", "min_freq_cpu.gold_hz"):
-        diff = 100 * (fast[metric] - exact[metric]) / exact[metric]
+        diff = _percent(fast[metric], exact[metric])
         goal = (f"  goal within {ACCURACY_GOAL_PCT:g} %: "
                 f"{'ok' if abs(diff) <= ACCURACY_GOAL_PCT else 'outside'}"
                 if metric in ("makespan_s", "energy_j") else "")

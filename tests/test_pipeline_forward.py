@@ -265,3 +265,33 @@ def test_a_stop_while_waiting_for_a_slot_starts_no_frame(tiny_soc, tiny_soc_file
     link = {"bandwidth": "100 MB/s", "latency": "2 ms"}
     slow = _pipeline(tiny_soc, tiny_soc_file, False, link, policy=_Stopper.name)
     assert len(slow.runners[0].iteration_times) == 100 + 3  # the 3 others in flight
+
+
+class _Aborter(Manual):
+    """Aborts the frames in flight at ``AT`` s, inside a hold (nothing suspends)."""
+
+    name = "test-aborter"
+    AT = 3.0
+
+    def bind(self, context):
+        super().bind(context)
+
+        def script():
+            yield context.timeout(self.AT)
+            context.job("x").abort()
+        context.start(script())
+
+
+@pytest.mark.parametrize("at", [3.0, 3.0021, 3.0057])
+def test_an_abort_inside_a_hold_drops_the_frames_kernel_level_drops(
+        tiny_soc, tiny_soc_file, monkeypatch, at):
+    policy = type("_AborterAt", (_Aborter,), {"AT": at})
+    monkeypatch.setitem(POLICIES._entries, policy.name, policy)
+    link = {"bandwidth": "100 MB/s", "latency": "2 ms"}
+    fast = _pipeline(tiny_soc, tiny_soc_file, True, link, policy=policy.name)
+    slow = _pipeline(tiny_soc, tiny_soc_file, False, link, policy=policy.name)
+    spans = fast.runners[0].pipeline.spans
+    assert any(start < at < end for start, end in spans)  # the abort fell in a hold
+    assert (len(fast.runners[0].iteration_times), fast.runners[0].control.aborted) == (
+        len(slow.runners[0].iteration_times), slow.runners[0].control.aborted)
+    _close(fast, slow)

@@ -436,7 +436,8 @@ class FastForward:
         Args:
             state: the job's compiled plan.
             watchers: the job's :attr:`RunControl.watchers`: a policy's change of the
-                run (suspend, stop, abort, reshare) ends the block like a cap change.
+                run (suspend, stop, abort, reshare, replan: a new plan's rates are not
+                the record's) ends the block like a cap change.
 
         Returns:
             ``(ends, cut)`` as :meth:`replay`'s: the end time (s) of each replayed

@@ -46,7 +46,7 @@ left and as fit before the next change of any link's bandwidth, latency or
 network type (the data in transit when the hold ends was timed with the
 bandwidth before it). It ends early, at the end of the period in progress,
 when something changes: an OPP or a cap on any device, a policy changing the
-run (suspend, stop, abort, share: :attr:`RunControl.watchers`) or an adapting
+run (suspend, stop, abort, share, replan: :attr:`RunControl.watchers`) or an adapting
 plan returning a new plan. Then the pipeline is put back exactly as it was,
 moved by the whole periods held: the pending events and the kernels' times, the
 channels' and ports' busy horizons, the frames in flight (their starts and
@@ -325,6 +325,7 @@ class PipelineForward:
 
     def _hold(self, entries: list, pending: list, m: int, period: float, periods: int):
         runner, env = self.runner, self.env
+        frozen_frames = sum(not event.triggered for event in pending)  # in flight now
         # held rates: the mean over the window (its periods alike: states equal)
         window = self._window(m)
         t0, last, before = env.now, self.history[-1], self.history[-1 - window]
@@ -441,9 +442,13 @@ class PipelineForward:
         self.history.clear()
         self._runs.clear()
         if runner.control.epoch != epoch:
-            # aborted: the frames after the abort were never started (kernel level
-            # drops the frames in flight, and the next frame takes the next number)
-            return live[0]
+            # Aborted. Kernel level had started a frame at the hold's start for each
+            # free slot and one more at each frame end, and the abort dropped them
+            # with the frames in flight (counted by the abort itself): those are
+            # dropped here too, and the next frame takes the number after them.
+            extra = runner.job.max_in_flight - frozen_frames
+            runner.control.aborted += extra
+            return live[0] + extra
         return held * m
 
     def _renumber(self, frames: list, skipped: int, shift: float) -> None:
@@ -517,9 +522,10 @@ class _Echo:
 def _periodic(skip, first: int, m: int, periods: int, in_flight: int) -> int:
     """The whole periods, up to ``periods``, that may be held from frame ``first``
     on: those over which the rows a plan skips repeat every ``m`` frames (``skip(i)
-    == skip(i - m)``), from the oldest frame that may be in flight (``in_flight``
-    before ``first``: they are renumbered by the held frames) on."""
-    for i in range(max(m, first - in_flight + m), first + periods * m):
+    == skip(i - m)``), from the oldest frame that may be in flight on (``in_flight -
+    1`` before ``first``: the first to end in a hold, whose template is the frame
+    ``m`` before it; the frames in flight are renumbered by the held frames)."""
+    for i in range(max(m, first - in_flight + 1), first + periods * m):
         if skip(i) != skip(i - m):
             return max(0, (i - first) // m)
     return periods

@@ -220,7 +220,7 @@ class Processor:
             raise ValueError(f"{task.label} needs {task.need:g} units but {self.name} "
                              f"has {self.capacity:g}")
         self._seq += 1
-        if (not self._queue and task.need <= self.free + 1e-9
+        if (not self._queue and task.need <= self.free + 1e-9 and not self.frozen
                 and (task.stream is None or task.stream not in self._streams)):
             # Nothing waits and it fits: what the queue would do at once (the
             # common case of a chain), without the heap.
