@@ -321,6 +321,8 @@ def flame(case: str, kernels: int, folded: str, top: int = 25) -> None:
             for name in set(names):
                 inclusive[name] += int(count)
             own[names[-1]] += int(count)
+    if total == 0:
+        sys.exit(f"engine.py: py-spy caught no sample of the run phase (see {folded})")
     print(f"{case}: {total} samples in the run phase (folded stacks: {folded})")
     print(f"{'inclusive':>9s} {'own':>6s}  function")
     for name, count in inclusive.most_common(top):

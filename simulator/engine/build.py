@@ -23,6 +23,7 @@ from ..spec.soc import SocSpec
 from ..trace import Trace, load_trace
 from .device import Device
 from .dvfs import GOVERNORS, Governor
+from .pipeline import holds_system
 
 DEFAULT_DEVICE = "device"
 
@@ -159,7 +160,7 @@ def build_jobs(exp: ExperimentSpec, devices: dict[str, Device], base: Path | Non
         # with several frames in flight or several devices, fast-forward holds whole
         # periods of the whole system (simulator.engine.pipeline): no other job may
         # load it, and the job never pauses
-        if (job.max_in_flight > 1 or len(devices) > 1) and (len(jobs) > 1 or job.pause_every):
+        if holds_system(job.max_in_flight, len(devices)) and (len(jobs) > 1 or job.pause_every):
             raise ConfigError("fast_forward with max_in_flight > 1 or several devices "
                               "holds the whole system's steady periods: it needs the job "
                               "alone in the system, without pauses", path=path)

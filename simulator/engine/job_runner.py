@@ -47,7 +47,7 @@ from .audit import Audit
 from .control import RunControl
 from .fast_forward import FastForward
 from .iterations import IterationLog
-from .pipeline import PipelineForward
+from .pipeline import PipelineForward, holds_system
 from .processor import Task
 from .system import System
 
@@ -86,7 +86,7 @@ class JobRunner:
         self.pause_energy = 0.0  # J the device drew during pauses
         # Fast-forward: iterations replayed one at a time on one device, or whole
         # periods of a steady pipeline (several in flight, several devices) held
-        pipelined = job.max_in_flight > 1 or len(system.devices) > 1
+        pipelined = holds_system(job.max_in_flight, len(system.devices))
         self.fast_forward = (FastForward(system.devices[job.device], job.name)
                              if job.fast_forward and not pipelined else None)
         self.pipeline = (PipelineForward(system, self, recorder)

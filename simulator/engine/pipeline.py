@@ -21,8 +21,8 @@ the newest, row, and whether it runs). The pipeline is steady with period
 the one ``m`` frame ends before (times within ``_TOL``; the frame's start one
 period after its predecessor's too), no OPP changed on any device, the plan
 for new frames is the same and so are the kernels it skips (``plan.skip``) for
-every frame in flight or held, one period apart. Equal signatures mean equal states: a kernel's
-speed depends only on its OPP and share. (Equal frame intervals alone are not
+every frame in flight or held, one period apart. Equal signatures mean equal
+states: a kernel's speed depends only on its OPP and share. (Equal frame intervals alone are not
 enough: a link-paced pipeline ends frames a period apart while its client's
 queue still fills, and the work of those periods is not the steady one's.)
 
@@ -94,6 +94,13 @@ from .processor import _Completion
 _TOL = 1e-9
 _PERIODS = 3  # equal periods in a row before a hold
 _MIN_HOLD = 2  # periods: a shorter hold saves less than its bookkeeping
+
+
+def holds_system(max_in_flight: int, devices: int) -> bool:
+    """Whether a fast-forwarded job with up to ``max_in_flight`` frames in flight,
+    in a system of ``devices`` devices, holds whole periods of the system here
+    (else :mod:`simulator.engine.fast_forward` replays its iterations on its device)."""
+    return max_in_flight > 1 or devices > 1
 
 
 class _Mark(NamedTuple):
@@ -331,25 +338,8 @@ class PipelineForward:
         t0, last, before = env.now, self.history[-1], self.history[-1 - window]
         span = t0 - before.time
         state = runner.state
-        # take the job's events off the queue (SimPy's private heap: see
-        # fast_forward._horizon) and its running kernels off their processors
-        ids = {id(entry[3]) for entry in entries}
-        queue = [entry for entry in env._queue if id(entry[3]) not in ids
-                 and not (type(entry[3]) is _Completion and entry[3].task.meta is not None
-                          and entry[3].task.meta[0] == self.job)]  # (stale ones too)
-        heapq.heapify(queue)
-        env._queue[:] = queue
-        frozen = []
-        for proc, after, earlier in zip(self.processors, last.work, before.work):
-            proc.settle()
-            frozen.append((proc.running, proc.power, proc.busy, proc.dram_rate,
-                           proc.domain.index, [task.need for task in proc.running]))
-            proc.running = []
-            proc.frozen = True  # (a reshare or an abort meanwhile starts nothing)
-            proc.power = proc.busy = proc.dram_rate = 0.0
-            rates = [(a - b) / span for a, b in zip(after, earlier)]
-            if any(rates):
-                proc.hold(*rates)
+        frozen = self._freeze(entries, [[(a - b) / span for a, b in zip(after, earlier)]
+                                        for after, earlier in zip(last.work, before.work)])
         link_gain = [(a - b) / window
                      for a, b in zip(last.links, before.links)]  # per frame
         for device in self.devices:
@@ -402,31 +392,8 @@ class PipelineForward:
         shift = env.now - t0
         for device in self.devices:
             device.replaying = False
+        self._thaw(frozen, t0, shift)
         inflight = runner.control.inflight
-        for proc, (running, power, busy, dram_rate, index, needs) in zip(self.processors,
-                                                                          frozen):
-            proc.release()
-            proc.frozen = False
-            proc.running = running
-            proc.power, proc.busy, proc.dram_rate = power, busy, dram_rate
-            for task, need in zip(list(running), needs):  # (_release edits running)
-                if task not in inflight:  # withdrawn meanwhile (an abort): free its units
-                    task.need = need
-                    task.gen += 1
-                    proc._release(task)
-                    continue
-                task.start += shift
-                if task.need != need:  # a share changed meanwhile (RunControl.reshare)
-                    proc.free -= task.need - need
-                    proc.busy += task.need - need
-                elif proc.domain.index == index:
-                    task.t_last += shift
-                    continue
-                # re-timed (a new OPP or share) from the work it had done at t0
-                task.done = min(1.0, task.done + (t0 - task.t_last) * task.rate)
-                task.t_last = env.now
-                proc._time(task)
-            proc._dispatch()
         for channel in self.channels:
             channel.free_at += shift
             channel.last_transfer = tuple(t + shift for t in channel.last_transfer)
@@ -450,6 +417,59 @@ class PipelineForward:
             runner.control.aborted += extra
             return live[0] + extra
         return held * m
+
+    def _freeze(self, entries: list, rates: list[list[float]]) -> list[tuple]:
+        """Take the job's events (``entries``) off SimPy's queue (its private heap: see
+        fast_forward._horizon) and its running kernels off their processors, which
+        hold ``rates`` instead (one list per processor, :meth:`Processor.hold`'s
+        arguments); returns what :meth:`_thaw` puts back."""
+        env = self.env
+        ids = {id(entry[3]) for entry in entries}
+        queue = [entry for entry in env._queue if id(entry[3]) not in ids
+                 and not (type(entry[3]) is _Completion and entry[3].task.meta is not None
+                          and entry[3].task.meta[0] == self.job)]  # (stale ones too)
+        heapq.heapify(queue)
+        env._queue[:] = queue
+        frozen = []
+        for proc, held in zip(self.processors, rates):
+            proc.settle()
+            frozen.append((proc.running, proc.power, proc.busy, proc.dram_rate,
+                           proc.domain.index, [task.need for task in proc.running]))
+            proc.running = []
+            proc.frozen = True  # (a reshare or an abort meanwhile starts nothing)
+            proc.power = proc.busy = proc.dram_rate = 0.0
+            if any(held):
+                proc.hold(*held)
+        return frozen
+
+    def _thaw(self, frozen: list[tuple], t0: float, shift: float) -> None:
+        """Put the kernels frozen at ``t0`` back on their processors, ``shift`` s
+        later: one withdrawn meanwhile (an abort) frees its units, one whose OPP or
+        share changed is re-timed from the work it had done at ``t0``."""
+        now, inflight = self.env.now, self.runner.control.inflight
+        for proc, (running, power, busy, dram_rate, index, needs) in zip(self.processors,
+                                                                          frozen):
+            proc.release()
+            proc.frozen = False
+            proc.running = running
+            proc.power, proc.busy, proc.dram_rate = power, busy, dram_rate
+            for task, need in zip(list(running), needs):  # (_release edits running)
+                if task not in inflight:  # withdrawn meanwhile: free its units
+                    task.need = need
+                    task.gen += 1
+                    proc._release(task)
+                    continue
+                task.start += shift
+                if task.need != need:  # a share changed meanwhile (RunControl.reshare)
+                    proc.free -= task.need - need
+                    proc.busy += task.need - need
+                elif proc.domain.index == index:
+                    task.t_last += shift
+                    continue
+                task.done = min(1.0, task.done + (t0 - task.t_last) * task.rate)
+                task.t_last = now
+                proc._time(task)
+            proc._dispatch()
 
     def _renumber(self, frames: list, skipped: int, shift: float) -> None:
         """The frames in flight become those ``skipped`` frames later: their starts and
