@@ -21,6 +21,8 @@
    process started from this small one (Linux hands a parent's peak RSS down to
    a child), next to the goal: growth under 10 % of the short run's; and the
    first of them at 300 epochs, where the time series has reached its bound.
+   Then one multi-tenant run (NestDNN, 6 apps for 60 s, ~750 k kernels) with and
+   without kernel outputs: without, it should keep no kernel record.
 
 4. **Pipelines** (``--pipeline``, issue 21 goal 2: "DynO pipelines"): DynO's
    set-up of ``experiments/dyno/06-dynamic-bandwidth.yaml`` (ResNet-152, Jetson AGX
@@ -199,10 +201,42 @@ def _convergence_child(index: int, epochs: int | None) -> None:
                       "makespan": metrics["makespan_s"], "energy": metrics["energy_j"]}))
 
 
+# A multi-tenant point (issue 21 goal 5 beyond training): NestDNN's alpha sweep, 6 apps
+# sharing the SD835's big cores for 60 s, ~750 k kernels and ~10 k frames, written
+# without kernel records; its policy's metrics read every frame, no kernel
+TENANTS = (Path(__file__).resolve().parent.parent / "experiments/nestdnn/alpha-sweep.yaml", 51)
+
+
+def _tenants_child(kernels: bool) -> None:
+    """Run :data:`TENANTS` with ``outputs.kernels`` as given and print a JSON line:
+    CPU s, peak RSS MB, kernels run and kernel records kept."""
+    import yaml
+
+    from simulator.engine.simulation import Simulation
+    from simulator.experiment.expand import expand
+    from simulator.spec.experiment import ExperimentSpec
+
+    path, index = TENANTS
+    raw = yaml.safe_load(path.read_text())
+    raw["outputs"]["kernels"] = kernels
+    spec = expand(raw)[index]
+    cpu = time.process_time()
+    sim = Simulation(ExperimentSpec.model_validate(spec.config), spec.seed).build().plan().run()
+    metrics = sim.collect().metrics
+    print(json.dumps({"cpu": time.process_time() - cpu, "kernels": metrics["kernels"],
+                      "records": len(sim.recorder.tasks),
+                      "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
 def _child(index: int, epochs: int | None) -> dict:
     command = [sys.executable, __file__, "--child", str(index)]
     if epochs is not None:
         command += ["--epochs", str(epochs)]
+    return _fresh(command)
+
+
+def _fresh(command: list[str]) -> dict:
+    """The JSON line a child process prints last."""
     out = subprocess.run(command, check=True, capture_output=True, text=True,
                          env=dict(os.environ)).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -261,6 +295,14 @@ def memory() -> None:
     print(f"  {name:22s} 150 epochs {full['rss']:5.0f} MB   300 epochs {double['rss']:5.0f} MB"
           f"   ({growth:+.1%}: the series at its bound)  time series "
           f"{full.get('series', 0) / 1e3:.0f} k -> {double.get('series', 0) / 1e3:.0f} k values")
+    # Several jobs on one device: the records nobody asked for are not kept either
+    path, index = TENANTS
+    lean, kept = (_fresh([sys.executable, __file__, "--tenants-child", flag])
+                  for flag in ("lean", "kept"))
+    print(f"\npeak RSS, {path.name} run {index} (6 apps, 60 s, {lean['kernels'] / 1e3:.0f} k "
+          f"kernels): outputs without kernels {lean['rss']:5.0f} MB, {lean['cpu']:.1f} CPU s "
+          f"({lean['records']:,} kernel records kept; goal: none); with kernels "
+          f"{kept['rss']:5.0f} MB, {kept['cpu']:.1f} CPU s ({kept['records'] / 1e3:.0f} k)")
 
 
 def main() -> None:
@@ -282,10 +324,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=50.0,
                         help="simulated seconds of each --pipeline run")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--tenants-child", choices=["lean", "kept"], help=argparse.SUPPRESS)
     parser.add_argument("--epochs", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         _convergence_child(args.child, args.epochs)
+        return
+    if args.tenants_child:
+        _tenants_child(args.tenants_child == "kept")
         return
     if args.only_convergence:
         convergence()

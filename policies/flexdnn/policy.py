@@ -136,6 +136,10 @@ class FlexDNN(Policy):
     name = "flexdnn"
     conformance = {"params": {"processor": "cpu.gold", "profile_frames": 200},
                    "workload": {"model": "early_exit", "input_size": 32, "num_classes": 10}}
+    # its metrics are its frames' exits and latencies and the run's energy: no
+    # kernel record
+    metrics_read_records = False
+    metrics_read_iterations = True
 
     def __init__(self, processor: str = "cpu.big", cores: PositiveInt | None = None,
                  exits: Literal["greedy", "branchynet", "all", "none"] | list[int] = "greedy",

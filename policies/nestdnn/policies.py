@@ -108,6 +108,10 @@ class AppMix(Policy):
     conformance = {"params": {"lifecycle": "static", "processor": "cpu.gold"},
                    "workload": {"name": "VS", "model": "multicapacity",
                                 "options": {"app": "VS"}}}
+    # its metrics are the app manager's counts and times, the run's energy and
+    # every frame's latency: no kernel record
+    metrics_read_records = False
+    metrics_read_iterations = True
 
     def __init__(self, alpha: Alpha = 0.01, processor: str = "cpu.big",
                  cores: PositiveInt | None = None, memory: Bytes = "400 MB",

@@ -108,7 +108,8 @@ class IterationLog(Sequence):
 def _not_kept(index: int) -> LookupError:
     return LookupError(
         f"iteration {index}'s times were not kept: a run keeps every (start, end) only "
-        "if the policy's metrics() read records (Policy.metrics_read_records), several "
-        "jobs share the run, or (from then on) an on_iteration listener is attached to "
-        "the job; else only the count, the summed duration and the last pair "
+        "if the policy's metrics() read records or iterations "
+        "(Policy.metrics_read_records, metrics_read_iterations), several jobs share the "
+        "run, or (from then on) an on_iteration listener is attached to the job; else "
+        "only the count, the summed duration and the last pair "
         "(simulator.engine.iterations)")

@@ -143,8 +143,12 @@ class Simulation:
         # the timeline, or by a policy's own metrics (which may read result.kernels,
         # unless the policy says they do not).
         outputs = self.exp.outputs
-        self._reads_records = (type(self.policy).metrics is not Policy.metrics
-                               and self.policy.metrics_read_records)
+        overrides = type(self.policy).metrics is not Policy.metrics
+        self._reads_records = overrides and self.policy.metrics_read_records
+        # every iteration's (start, end), read by the records' readers and by
+        # metrics that walk the iterations only (Policy.metrics_read_iterations)
+        self._reads_iterations = self._reads_records or (
+            overrides and self.policy.metrics_read_iterations)
         self.recorder.keep = outputs.kernels or outputs.timeline or self._reads_records
         self.context = PolicyContext(system=self.system, rng=self.rng)
         self.policy.bind(self.context)
@@ -158,9 +162,9 @@ class Simulation:
         """
         self._enter("plan", "build")
         # Every iteration's (start, end) is kept for a policy's metrics that read
-        # records, and with several jobs (the mean latency over all of them sums
+        # records or iterations, and with several jobs (the mean latency over all of them sums
         # every iteration in completion order); else only totals and the last.
-        keep = self._reads_records or len(self.jobs) > 1
+        keep = self._reads_iterations or len(self.jobs) > 1
         for job in self.jobs:
             try:
                 plan = self.policy.plan(job)
