@@ -32,13 +32,19 @@
    (:mod:`simulator.engine.pipeline`): throughput, makespan, energy per device and
    peak temperature of both next to the 1 % goal, the frames held and the wall time.
 
+5. **Tenants** (``--tenants [RUN ...]``): jobs sharing a device (NestDNN's six apps
+   on the SD835's big cores, points of ``experiments/nestdnn/alpha-sweep.yaml``), at
+   kernel level and with ``fast_forward`` (:mod:`simulator.engine.tenant`): the
+   policy's frame rates, latency, accuracy gain, energy and temperature of both next
+   to the 1 % goal, the frames held and the CPU time.
+
 With ``--inference --batches 20000`` the same comparison runs inference frames
 (ResNet-18, batch 1, on the SD888's gold cores held at their top OPP until the trip
 governor caps them): fast-forward is not specific to training.
 
 Run: ``python benchmarks/fast_forward.py [--batches 1500] [--policy mnn-fp32]
 [--inference] [--convergence] [--only-convergence] [--memory]
-[--pipeline [--seconds 50]]``.
+[--pipeline [--seconds 50]] [--tenants [RUN ...]]``.
 """
 
 from __future__ import annotations
@@ -159,6 +165,50 @@ def pipeline(seconds: float) -> None:
               f"{fast['makespan_s']:.0f} simulated s")
         print(f"  wall time                      kernel level {exact_wall:.1f} s   fast-forward "
               f"{fast_wall:.1f} s   ({exact_wall / fast_wall:.1f}x)")
+
+
+def tenants(points: list[int]) -> None:
+    """Print kernel level against fast-forward for points of NestDNN's alpha sweep
+    (6 apps sharing the SD835's big cores, a 60 s lifecycle): jobs sharing their
+    device hold their steady frames (:mod:`simulator.engine.tenant`)."""
+    import yaml
+
+    from simulator.engine.simulation import Simulation
+    from simulator.experiment.expand import expand
+    from simulator.spec.experiment import ExperimentSpec
+
+    path = TENANTS[0]
+    for index in points:
+        runs = {}
+        for fast_forward in (False, True):
+            raw = yaml.safe_load(path.read_text())
+            for workload in raw["workload"]:
+                workload["fast_forward"] = fast_forward
+            spec = expand(raw)[index]
+            exp = ExperimentSpec.model_validate(spec.config)
+            Simulation(exp, spec.seed).build()  # warm: the policy's profiles, the SoC
+            cpu = time.process_time()
+            sim = Simulation(exp, spec.seed).build().plan().run()
+            metrics = sim.collect().metrics
+            runs[fast_forward] = (metrics, time.process_time() - cpu, sim.runners)
+        (exact, exact_cpu, _), (fast, fast_cpu, runners) = runs[False], runs[True]
+        policy = spec.config["policy"]
+        print(f"{path.name} run {index} ({policy['name']}, alpha {policy['alpha']}, "
+              f"lifecycle seed {policy['lifecycle']['seed']}; {len(runners)} apps, 60 s)")
+        for metric in ("inferences", "frame_rate_fps", "relative_frame_rate",
+                       "frame_latency_s", "accuracy_gain_pct", "energy_j", "energy_dram_j",
+                       "energy_per_inference_j", "peak_temp_c", "min_freq_cpu.big_hz"):
+            diff = _percent(fast[metric], exact[metric])
+            verdict = "ok" if abs(diff) <= ACCURACY_GOAL_PCT else "outside"
+            print(f"  {metric:24s} kernel level {exact[metric]:12.6g}   fast-forward "
+                  f"{fast[metric]:12.6g}   ({diff:+.5f} %)  goal within "
+                  f"{ACCURACY_GOAL_PCT:g} %: {verdict}")
+        print(f"  held                     {fast['replayed_iterations']:.0f} of "
+              f"{fast['inferences']:.0f} frames ({sum(r.tenant.cuts for r in runners)} cut "
+              f"part-way); kernels {exact['kernels'] / 1e3:.0f} k -> "
+              f"{fast['kernels'] / 1e3:.0f} k")
+        print(f"  CPU time                 kernel level {exact_cpu:.2f} s   fast-forward "
+              f"{fast_cpu:.2f} s   ({exact_cpu / fast_cpu:.1f}x)")
 
 
 def _percent(fast: float, exact: float) -> float:
@@ -323,6 +373,9 @@ def main() -> None:
                         help="only DynO's pipelined ResNet-152, constant link and trace")
     parser.add_argument("--seconds", type=float, default=50.0,
                         help="simulated seconds of each --pipeline run")
+    parser.add_argument("--tenants", type=int, nargs="*", metavar="RUN",
+                        help="only jobs sharing a device: points of NestDNN's alpha sweep "
+                        "(default runs 0 51 70) at kernel level and fast-forwarded")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tenants-child", choices=["lean", "kept"], help=argparse.SUPPRESS)
     parser.add_argument("--epochs", type=int, help=argparse.SUPPRESS)
@@ -341,6 +394,9 @@ def main() -> None:
         return
     if args.pipeline:
         pipeline(args.seconds)
+        return
+    if args.tenants is not None:
+        tenants(args.tenants or [0, 51, 70])
         return
     if args.inference:
         model = args.model if args.model != "vgg11" else "resnet18"

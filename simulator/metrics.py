@@ -10,8 +10,9 @@ over the devices, and each device also gets its own (``<device>.energy_j``,
 ``<device>.avg_power_w``) and its components (``<device>.energy_<component>_j``). Jobs that pause or fast-forward add ``active_time_s``
 (iterations only), ``pause_time_s``, ``energy_pause_j``, ``energy_active_j``
 (the rest) and ``replayed_iterations`` (iterations repeated from the
-fast-forward memo, which leave no kernel records, or frames of a steady pipeline
-held, which get their template frame's records when records are kept).
+fast-forward memo, which leave no kernel records, frames of a steady pipeline
+held, which get their template frame's records when records are kept, or frames
+of a job sharing its device held whole, which leave none).
 ``kernels`` counts the kernels executed (replayed and held ones not).
 """
 
@@ -93,7 +94,8 @@ def collect_metrics(env, system, jobs, runners, recorder):
         metrics["energy_active_j"] = energy - metrics["energy_pause_j"]
         metrics["replayed_iterations"] = sum(
             runner.fast_forward.replayed for runner in runners if runner.fast_forward) + sum(
-            runner.pipeline.held_frames for runner in runners if runner.pipeline)
+            runner.pipeline.held_frames for runner in runners if runner.pipeline) + sum(
+            runner.tenant.held for runner in runners if runner.tenant)
     metrics["kernels"] = recorder.count  # also when the records were not kept
     metrics["completed"] = float(completed)
     return RunResult(metrics=metrics, kernels=kernels, transfers=transfers,

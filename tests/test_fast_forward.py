@@ -174,13 +174,27 @@ def test_epochs_become_iterations():
     assert workload.pause_every() == 7820
 
 
-def test_fast_forward_needs_a_job_alone_on_its_device(tiny_soc):
+def test_a_job_sharing_its_device_holds_its_frames_as_a_tenant(tiny_soc):
+    # the memo replay measures the whole device, so it needs the job alone there; a
+    # job sharing its device holds its steady frames instead (simulator.engine.tenant)
     trace = _chain(2)
-    spec = {"name": "t", "soc": "tiny", "policy": {"name": "single", "processor": "cpu.big"},
-            "workload": [{"trace": "a", "fast_forward": True}, {"trace": "b"}]}
-    with pytest.raises(ConfigError, match="alone"):
-        simulate(ExperimentSpec.model_validate(spec), traces={0: trace, 1: trace},
-                 soc=tiny_soc)
+
+    def run(fast_forward: bool):
+        spec = {"name": "t", "soc": "tiny",  # a core each: neither waits for the other
+                "policy": {"name": "single", "processor": "cpu.big", "cores": 1},
+                "workload": [{"trace": "a", "iterations": 60, "fast_forward": fast_forward},
+                             {"trace": "b", "iterations": 40}]}
+        sim = Simulation(ExperimentSpec.model_validate(spec), traces={0: trace, 1: trace},
+                         soc=tiny_soc).build().plan().run()
+        return sim, sim.collect().metrics
+
+    (fast, quick), (slow, exact) = run(True), run(False)
+    runner = fast.runners[0]
+    assert runner.fast_forward is None and runner.tenant.held > 40
+    assert quick["makespan_s"] == pytest.approx(exact["makespan_s"], rel=1e-9)
+    assert quick["energy_j"] == pytest.approx(exact["energy_j"], rel=1e-9)
+    assert [end for _s, end in runner.iteration_times] == pytest.approx(
+        [end for _s, end in slow.runners[0].iteration_times], rel=1e-9)
 
 
 @POLICIES.register("test-skip-odd")

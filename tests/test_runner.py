@@ -306,9 +306,11 @@ def test_quickstart_runs(tmp_path):
     ({"sweep": {"policy.cores": [1, 2, 3, 4]}}, "policy.cores", "4 requested (run 0003-0)"),
     ({"workload": []}, "workload", ""),
     ({"thermal": {"ambient": "-10 K"}}, "thermal.ambient", "absolute zero"),
-    # two tenants on one device, one of them fast-forwarded: a build-time check
-    ({"workload": [{"trace": "chain.csv", "fast_forward": True}, {"trace": "chain.csv"}]},
-     "workload[0].fast_forward", "fast_forward needs a job alone on its device"),
+    # two tenants on one device, one of them fast-forwarded with two frames in flight:
+    # a build-time check (one frame at a time is held: simulator.engine.tenant)
+    ({"workload": [{"trace": "chain.csv", "fast_forward": True, "max_in_flight": 2},
+                   {"trace": "chain.csv"}]},
+     "workload[0].fast_forward", "needs max_in_flight 1 on a one-device system"),
 ])
 def test_runs_that_cannot_run_are_rejected_before_anything_is_written(tmp_path, extra,
                                                                       where, words):

@@ -50,6 +50,7 @@ from .iterations import IterationLog
 from .pipeline import PipelineForward, holds_system
 from .processor import Task
 from .system import System
+from .tenant import TenantForward
 
 _NONE: frozenset[int] = frozenset()
 
@@ -67,6 +68,8 @@ class JobRunner:
             summed duration and the last: :mod:`simulator.engine.iterations`).
         recorder: the run's per-kernel and per-transfer records, if kept (a
             pipeline's fast-forward writes the held frames' records into it).
+        shares_device: other jobs run on the job's device (its fast-forward then
+            holds steady frames: :mod:`simulator.engine.tenant`).
 
     Raises:
         ConfigError: a placement names an unknown processor, asks for more units
@@ -75,7 +78,7 @@ class JobRunner:
 
     def __init__(self, env: simpy.Environment, system: System, job: Job, plan: Plan,
                  audit: Audit | None = None, keep_iterations: bool = True,
-                 recorder=None):
+                 recorder=None, shares_device: bool = False):
         self.env = env
         self.audit = audit
         self.system = system
@@ -84,15 +87,20 @@ class JobRunner:
         self.iteration_times = IterationLog(keep_iterations)  # (start, end) s, completed
         self.pause_time = 0.0  # s spent in pauses
         self.pause_energy = 0.0  # J the device drew during pauses
-        # Fast-forward: iterations replayed one at a time on one device, or whole
-        # periods of a steady pipeline (several in flight, several devices) held
+        # Fast-forward: iterations replayed one at a time on one device, whole
+        # periods of a steady pipeline (several in flight, several devices) held,
+        # or, on a device shared with other jobs, steady frames held
         pipelined = holds_system(job.max_in_flight, len(system.devices))
+        alone = not pipelined and not shares_device
         self.fast_forward = (FastForward(system.devices[job.device], job.name)
-                             if job.fast_forward and not pipelined else None)
+                             if job.fast_forward and alone else None)
         self.pipeline = (PipelineForward(system, self, recorder)
                          if job.fast_forward and pipelined else None)
         self.done = env.event()
         self.control = RunControl(env)  # suspend/resume/stop/abort (policies, at run time)
+        # (with an audit every frame runs at kernel level: it checks each kernel)
+        self.tenant = (TenantForward(self) if job.fast_forward and shares_device
+                       and not pipelined and audit is None else None)
 
     def set_share(self, share: float, processor: str | None = None) -> None:
         """Give the job's kernels (on ``processor``, or all) ``share`` of their units
@@ -135,7 +143,7 @@ class JobRunner:
         if self.job.start > 0:
             yield self.env.timeout(self.job.start)
         if self.job.max_in_flight <= 1 and self.pipeline is None:
-            every, ff = self.job.pause_every, self.fast_forward
+            every, ff, tenant = self.job.pause_every, self.fast_forward, self.tenant
             iterations = self.job.iterations
             iteration = 0
             while iteration < iterations:
@@ -145,7 +153,9 @@ class JobRunner:
                         break
                 epoch, start = self.control.epoch, self.env.now
                 done = 1  # iterations this pass completes
-                if ff is None:
+                if tenant is not None:
+                    yield from self._tenant_frame(iteration, epoch)
+                elif ff is None:
                     yield self._iteration(iteration)
                 else:
                     plan = self.state.plan
@@ -212,6 +222,21 @@ class JobRunner:
             if pending:
                 yield self.env.all_of(pending)
         self.done.succeed()
+
+    def _tenant_frame(self, iteration: int, epoch: int):
+        """SimPy generator: one frame of a job sharing its device, held if its
+        template's signature holds, else at kernel level and watched
+        (:mod:`simulator.engine.tenant`)."""
+        tenant = self.tenant
+        if tenant.ready():
+            state = self.state
+            resume = yield from tenant.hold()
+            if resume is not None and epoch == self.control.epoch:  # cut: the rest
+                yield self._iteration(iteration, resume, state)
+        else:
+            log = tenant.watch()
+            yield self._iteration(iteration, log=log)
+            tenant.watched(epoch)
 
     def _frame_done(self, finished: simpy.Event, epoch: int) -> None:
         """A pipelined iteration ended (its start is the event's ``frame_start``)."""
@@ -282,20 +307,26 @@ class JobRunner:
         self.pause_energy += device.total_energy - energy
 
     def _iteration(self, iteration: int,
-                   resume: tuple[frozenset, dict[int, float]] | None = None) -> simpy.Event:
+                   resume: tuple[frozenset, dict[int, float]] | None = None,
+                   state: _PlanState | None = None, log: list | None = None) -> simpy.Event:
         """Start one iteration at kernel level; the event fires when it ends.
 
         Args:
-            resume: the rest of a replayed iteration (:meth:`_resume`): rows done
-                (they pass through like skipped ones) and the done fraction of each
-                row running. Such a part iteration reports to no plan and no audit (its
-                start was replayed).
+            resume: the rest of a replayed or held iteration (:meth:`_resume`,
+                :meth:`_tenant_frame`): rows done (they pass through like skipped
+                ones) and the done fraction of each row running. Such a part
+                iteration reports to no plan and no audit (its start was replayed).
+            state: the plan it runs (the job's current one if None; a held frame
+                cut after a new plan keeps its own).
+            log: a tenant's watch: gets ``(row, task, end s)`` per kernel.
         """
-        state = self.state  # in-flight iterations keep the plan they started with
+        if state is None:
+            state = self.state  # in-flight iterations keep the plan they started with
         skip = state.plan.skip(iteration) if state.plan.skip is not None else _NONE
         ff = self.fast_forward
         weights = ff.weights(state, skip) if ff is not None else None
-        log = ff.log(state, skip) if ff is not None and resume is None else None
+        if ff is not None:
+            log = ff.log(state, skip) if resume is None else None
         running: dict[int, float] = {}
         if resume is not None:
             skip, running = skip | resume[0], resume[1]
@@ -381,6 +412,8 @@ class JobRunner:
                 ff.progress += weights[row]
                 if log is not None:
                     log.append((row, task.start, self.env.now))
+            elif log is not None:  # a tenant's watch
+                log.append((row, task, self.env.now))
             if report is not None:
                 report.kernels.append((row, state.procs[row].name, task.start, self.env.now))
             if check is not None:
@@ -575,3 +608,7 @@ class _PlanState:
                     group = groups[key] = (route, [])
                 group[1].append(succ)
             self.fanout.append(list(groups.values()))
+        # whether data crosses a link (an upload, a download, a route between rows)
+        self.moves_data = (any(self.upload) or any(self.download)
+                           or any(route for groups in self.fanout for route, _rows in groups))
+

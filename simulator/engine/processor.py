@@ -44,13 +44,14 @@ _NO_HOLD = (0.0, 0.0, 0.0, 0.0)  # a processor's ``_held`` when nothing is held
 
 
 class Task:
-    """One kernel placed on a processor (internal to the engine)."""
+    """One kernel placed on a processor (internal to the engine); without a cost,
+    a stand-in for a held frame (:meth:`Processor.occupy`)."""
 
     __slots__ = ("label", "cost", "units", "share", "priority", "need", "on_done",
                  "start", "done", "rate", "t_last", "gen", "power", "dram_rate",
                  "lanes", "meta", "stream")
 
-    def __init__(self, label: str, cost: KernelCost, units: int, share: float,
+    def __init__(self, label: str, cost: KernelCost | None, units: int, share: float,
                  priority: float, on_done: Callable[[Task], None], meta: object = None,
                  stream: object = None):
         self.label = label
@@ -117,6 +118,7 @@ class Processor:
         self.dram_bytes = 0.0  # B
         # a fast-forward hold: (W, busy units, busiest-core fraction, B/s)
         self._held = _NO_HOLD
+        self._profiles: list[list] = []  # stand-ins' draws (occupy)
         # what take_integrals handed out so far (J, unit-s, s, B)
         self._taken = [0.0, 0.0, 0.0, 0.0]
         # Whether the integrals may be non-zero: set when a kernel starts or rates
@@ -147,6 +149,8 @@ class Processor:
         """Return and reset (dynamic energy J, busy unit-seconds, busiest-core
         busy seconds, DRAM bytes)."""
         self.settle()
+        if self._profiles:
+            self._draw_profiles()
         out = (self.energy_dynamic, self.busy_time, self.max_core_busy, self.dram_bytes)
         self.energy_dynamic = self.busy_time = self.max_core_busy = self.dram_bytes = 0.0
         taken = self._taken  # unrolled: every stirred processor, every integration
@@ -174,6 +178,8 @@ class Processor:
         """(dynamic energy J, busy unit-seconds, busiest-core busy seconds, DRAM
         bytes) since the start of the run, up to ``env.now``."""
         self.settle()
+        if self._profiles:
+            self._draw_profiles()
         taken = self._taken
         return (taken[0] + self.energy_dynamic, taken[1] + self.busy_time,
                 taken[2] + self.max_core_busy, taken[3] + self.dram_bytes)
@@ -185,10 +191,15 @@ class Processor:
         held_power, held_busy, held_core, held_dram = self._held
         busy = self.busy
         taken = self._taken
-        return (taken[0] + self.energy_dynamic + (self.power + held_power) * dt,
+        joules, nbytes = self.energy_dynamic, self.dram_bytes
+        for _stand_in, profile, start, (drawn_joules, drawn_bytes) in self._profiles:
+            joules_now, bytes_now = profile.at(self.env._now - start)
+            joules += joules_now - drawn_joules
+            nbytes += bytes_now - drawn_bytes
+        return (taken[0] + joules + (self.power + held_power) * dt,
                 taken[1] + self.busy_time + (busy + held_busy) * dt,
                 taken[2] + self.max_core_busy + ((busy if busy < 1.0 else 1.0) + held_core) * dt,
-                taken[3] + self.dram_bytes + (self.dram_rate + held_dram) * dt)
+                taken[3] + nbytes + (self.dram_rate + held_dram) * dt)
 
     def hold(self, power: float, busy: float, core_busy: float, dram_rate: float) -> None:
         """Add constant rates until :meth:`release` (fast-forward replay).
@@ -340,6 +351,40 @@ class Processor:
             if parked:  # the thread's next task queues again
                 heapq.heappush(self._queue, heapq.heappop(parked))
 
+    def occupy(self, stand_in: Task, profile) -> None:
+        """Run ``stand_in`` until :meth:`vacate`: a task without a cost that holds
+        its ``need`` units as a running kernel does, with no completion and no
+        record, and draws the dynamic energy and DRAM bytes ``profile.at(t)``
+        gives from now to ``t`` s later (a held frame of a tenant:
+        :mod:`simulator.engine.tenant`). An OPP change does not re-time it."""
+        self.settle()
+        self.free -= stand_in.need
+        self.busy += stand_in.need
+        self.stirred = True
+        stand_in.start = stand_in.t_last = self.env._now
+        self.running.append(stand_in)
+        # [stand-in, profile, its start s, (J, B) drawn into the integrals so far]
+        self._profiles.append([stand_in, profile, stand_in.start, (0.0, 0.0)])
+
+    def vacate(self, stand_in: Task) -> None:
+        """End :meth:`occupy`: add what it drew up to now, free its units (queued
+        tasks may start)."""
+        self._draw_profiles()
+        self._profiles = [entry for entry in self._profiles if entry[0] is not stand_in]
+        self._release(stand_in)
+        self._dispatch()
+
+    def _draw_profiles(self) -> None:
+        """Add to the integrals what the stand-ins drew since they last did (at
+        every take and at the end: between them nobody reads the integrals)."""
+        now = self.env._now
+        for entry in self._profiles:
+            _stand_in, profile, start, (joules, nbytes) = entry
+            joules_now, bytes_now = profile.at(now - start)
+            self.energy_dynamic += joules_now - joules
+            self.dram_bytes += bytes_now - nbytes
+            entry[3] = (joules_now, bytes_now)
+
     def reprioritise(self) -> None:
         """Re-sort the waiting tasks after their ``priority`` changed (a pipeline's
         leap renumbered the frames in flight)."""
@@ -396,7 +441,8 @@ class Processor:
                 task.t_last = now
         else:
             for task in self.running:
-                self._time(task)
+                if task.cost is not None:  # (a stand-in keeps its rates: occupy)
+                    self._time(task)
 
 
 def _fire(event: _Completion) -> None:

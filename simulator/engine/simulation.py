@@ -168,8 +168,10 @@ class Simulation:
         for job in self.jobs:
             try:
                 plan = self.policy.plan(job)
+                shared = sum(other.device == job.device for other in self.jobs) > 1
                 self.runners.append(JobRunner(self.env, self.system, job, plan, self._audit,
-                                              keep_iterations=keep, recorder=self.recorder))
+                                              keep_iterations=keep, recorder=self.recorder,
+                                              shares_device=shared))
             except ConfigError as err:
                 raise err.within(prefix="policy") from None
         self.context.attach({job.name: runner for job, runner in zip(self.jobs, self.runners)})
