@@ -25,8 +25,9 @@ available once the run starts), whose methods map onto these:
 * :class:`Pacer`: iterations start at most every ``interval`` s, as frames
   arriving from a camera (a fast job waits for the next frame).
 
-Aborting applies to kernel-level iterations (a fast-forward replay, used by
-jobs alone on their device, runs to its end).
+Aborting applies to kernel-level iterations and to a frame of a job sharing its
+device held whole (:mod:`simulator.engine.tenant`: dropped at once); a
+fast-forward replay, used by jobs alone on their device, runs to its end.
 """
 
 from __future__ import annotations

@@ -43,7 +43,9 @@ So a steady run (a DSP at a fixed clock, a phone that never throttles) is
 simulated kernel by kernel once per state and repeated, and a throttling one
 (caps stepping up and down around a trip) replays the few states it visits at
 their measured rates. Replayed iterations leave no kernel records. The job
-must be alone on its device (the records would not see another job's load).
+must be alone on its device (the records would not see another job's load); a
+job sharing its device holds its steady frames instead
+(:mod:`simulator.engine.tenant`).
 
 **Steady state** (any periodic job, nothing specific to one policy): while
 iterations are replayed, the device is *steady* when no OPP or cap has changed

@@ -60,6 +60,9 @@ from .processor import Processor, Task
 # same offset (float rounding of sums of kernel durations; a kernel that waited
 # for units, or ran at another OPP, is off by far more)
 _TOLERANCE_S = 1e-9
+# steady frames kept per job (different OPPs, shares, plans); past it they are
+# forgotten and learnt again (two kernel-level frames each)
+_TEMPLATES = 32
 # s: a kernel "started when its predecessors ended" within this (the same
 # float time in practice: the successor is released by the predecessor's end)
 _STARTED_AT_ONCE_S = 1e-12
@@ -172,7 +175,7 @@ class _Hold:
 
     start: float
     finished: simpy.Event
-    state: object  # the plan the frame started with (JobRunner._PlanState)
+    template: _Template  # (its signature names the plan the frame started with)
     stand_ins: list[tuple[Processor, Task]] = field(default_factory=list)
     cut: bool = False
 
@@ -194,7 +197,10 @@ class TenantForward:
         self.env = runner.env
         self.control = runner.control
         self.held = self.cuts = 0
-        self._template: _Template | None = None  # a confirmed steady frame
+        # confirmed steady frames by signature: an OPP a throttled cluster returns
+        # to, or shares a scheduler gives back, find theirs at once
+        self._templates: dict[tuple, _Template] = {}
+        self._ready: _Template | None = None  # the template of the frame starting now
         self._candidate: _Template | None = None  # the last watched frame's
         self._watching: tuple | None = None  # (start s, signature, log) of a watched frame
         self._disturbed = False  # the run changed during the watched frame
@@ -215,7 +221,8 @@ class TenantForward:
             if id(proc.domain) not in self._domains:  # listen from the first frame on
                 self._domains.add(id(proc.domain))
                 proc.domain.listeners.append(self._on_frequency)
-        return (id(state), tuple(sorted(self.control.shares.items(), key=str)),
+        # the plan object itself, not its id (a dropped plan's id is reused)
+        return (state, tuple(sorted(self.control.shares.items(), key=str)),
                 tuple(proc.domain.index for proc in processors))
 
     # -- watching kernel-level frames -----------------------------------------
@@ -247,24 +254,26 @@ class TenantForward:
             self._candidate = None
             return
         if self._candidate is not None and self._candidate.alike(frame):
-            self._template = frame
+            if len(self._templates) >= _TEMPLATES:  # bounded (they keep plans alive)
+                self._templates.clear()
+            self._templates[signature] = frame
         self._candidate = frame
 
     # -- holding ----------------------------------------------------------------
     def ready(self) -> bool:
         """Whether the frame starting now can be held."""
-        template = self._template
-        return (template is not None
-                and self._signature(self.runner.state) == template.signature)
+        signature = self._signature(self.runner.state)
+        self._ready = self._templates.get(signature) if signature is not None else None
+        return self._ready is not None
 
     def hold(self):
         """SimPy generator: hold one frame; returns None if it ran to its end (or
         was aborted), else the point to resume it from at kernel level."""
-        template = self._template
+        template = self._ready
         env = self.env
         finished = env.event()
         self.control.open[finished] = None  # an abort ends it (uncounted)
-        hold = self._hold = _Hold(env.now, finished, self.runner.state)
+        hold = self._hold = _Hold(env.now, finished, template)
         for proc, (units, profile) in template.profiles().items():
             stand_in = Task(f"{self.runner.job.name}/held frame", None, 1, 1.0, 0.0, None)
             stand_in.need = units
@@ -299,15 +308,16 @@ class TenantForward:
     def _cut(self, hold: _Hold) -> None:
         if hold.finished.triggered:  # aborted, or ended at its time meanwhile
             return
-        template = self._template
+        template = hold.template
+        state = template.signature[0]
         # what the held frame's kernels would run under now (its own plan: a new
         # one is for the next frames)
-        now = (template.signature[0], tuple(sorted(self.control.shares.items(), key=str)),
-               tuple(proc.domain.index for proc in _processors(hold.state)))
+        now = (state, tuple(sorted(self.control.shares.items(), key=str)),
+               tuple(proc.domain.index for proc in _processors(state)))
         if now == template.signature:  # a new plan, a suspend, a stop: hold on
             hold.cut = False
             return
-        self._template = self._candidate = None  # learn the new steady frame
+        self._candidate = None  # (a frame cut part-way is no template)
         self.cuts += 1
         hold.finished.succeed(template.resume_point(self.env.now - hold.start))
 

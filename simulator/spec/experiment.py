@@ -83,9 +83,11 @@ class WorkloadSpec(Strict):
         pause: periodic pauses (sleep every N epochs).
         fast_forward: repeat memoised iterations while the device's DVFS and
             thermal state is unchanged instead of simulating every kernel (long
-            training runs; see ``docs/engine.md``). Needs a job alone on its device;
-            a pipelined (``max_in_flight > 1``) or multi-device job, alone in the
-            system and without pauses, holds whole periods of its steady pipeline.
+            training runs; see ``docs/engine.md``) when the job is alone on its
+            device; a pipelined (``max_in_flight > 1``) or multi-device job, alone
+            in the system and without pauses, holds whole periods of its steady
+            pipeline; a job sharing its device (one frame in flight, one device)
+            holds its steady frames one at a time.
     """
 
     name: str | None = None
