@@ -331,9 +331,20 @@ def profile_path(name: str | Path) -> Path:
 
 
 def read_profile_file(name: str | Path) -> ProfileFile:
-    """Read and validate a profile file."""
+    """Read and validate a profile file. Memoised per version of the file (its
+    modification time and size): every app of a run and every run of a sweep in
+    one process reads the same file, ~30 ms of YAML each time; the model is
+    immutable (:class:`~simulator.spec.base.Strict`), so sharing it is safe."""
     path = profile_path(name)
-    return validate(ProfileFile, read_yaml(path), file=str(path))
+    stat = path.stat()
+    return _read_profile(str(path), str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=16)
+def _read_profile(shown: str, _resolved: str, _mtime_ns: int, _size: int) -> ProfileFile:
+    """:func:`read_profile_file`'s work, for one version of one file (``shown``, as
+    errors name it; the other arguments are the memo's key)."""
+    return validate(ProfileFile, read_yaml(Path(shown)), file=shown)
 
 
 def load_profiles(name: str | Path = "nestdnn") -> dict[str, AppProfile]:
