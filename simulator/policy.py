@@ -122,7 +122,10 @@ class Job:
             count in the makespan, not in the job's active time.
         fast_forward: repeat memoised iterations instead of simulating every
             kernel while the device's DVFS/thermal state is unchanged (long
-            training runs; see :mod:`simulator.engine.fast_forward`).
+            training runs; see :mod:`simulator.engine.fast_forward`), hold a
+            steady pipeline's periods (:mod:`simulator.engine.pipeline`) or, on a
+            device shared with other jobs, steady frames
+            (:mod:`simulator.engine.tenant`).
     """
 
     name: str

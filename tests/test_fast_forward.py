@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import kernel, make_trace, run
 
-from simulator.engine.simulation import Simulation, simulate
-from simulator.errors import ConfigError
+from simulator.engine.simulation import Simulation
 from simulator.policy import POLICIES, Placement, Plan, Policy
 from simulator.spec.experiment import ExperimentSpec
 

@@ -231,8 +231,14 @@ class JobRunner:
         if tenant.ready():
             state = self.state
             resume = yield from tenant.hold()
-            if resume is not None and epoch == self.control.epoch:  # cut: the rest
-                yield self._iteration(iteration, resume, state)
+            if resume is not None:  # cut: the rest, its running kernels started
+                # before anything queued (they were running), then what waits
+                rest = (self._iteration(iteration, resume, state, start_running=True)
+                        if epoch == self.control.epoch else None)
+                for proc in dict.fromkeys(state.procs):
+                    proc._dispatch()
+                if rest is not None:
+                    yield rest
         else:
             log = tenant.watch()
             yield self._iteration(iteration, log=log)
@@ -308,7 +314,8 @@ class JobRunner:
 
     def _iteration(self, iteration: int,
                    resume: tuple[frozenset, dict[int, float]] | None = None,
-                   state: _PlanState | None = None, log: list | None = None) -> simpy.Event:
+                   state: _PlanState | None = None, log: list | None = None,
+                   start_running: bool = False) -> simpy.Event:
         """Start one iteration at kernel level; the event fires when it ends.
 
         Args:
@@ -319,6 +326,9 @@ class JobRunner:
             state: the plan it runs (the job's current one if None; a held frame
                 cut after a new plan keeps its own).
             log: a tenant's watch: gets ``(row, task, end s)`` per kernel.
+            start_running: the resumed running rows start at once, before the
+                kernels queued on their processors (a held frame cut part-way: they
+                were running).
         """
         if state is None:
             state = self.state  # in-flight iterations keep the plan they started with
@@ -371,6 +381,10 @@ class JobRunner:
                         on_done, (job_name, index[0], row), streams[row])
             if running and row in running:  # resumed part-way (the processor runs the rest)
                 task.done = running[row]
+                if start_running:
+                    control.track(task, proc, finished)
+                    proc.start_now(task)
+                    return
             control.track(task, proc, finished)
             proc.submit(task)
 

@@ -119,6 +119,9 @@ class Processor:
         # a fast-forward hold: (W, busy units, busiest-core fraction, B/s)
         self._held = _NO_HOLD
         self._profiles: list[list] = []  # stand-ins' draws (occupy)
+        # called when a task must wait beside a stand-in (it would wait for the held
+        # frame's kernels at kernel level: simulator.engine.tenant cuts the frame)
+        self.queue_watchers: list[Callable[[], None]] = []
         # what take_integrals handed out so far (J, unit-s, s, B)
         self._taken = [0.0, 0.0, 0.0, 0.0]
         # Whether the integrals may be non-zero: set when a kernel starts or rates
@@ -239,6 +242,15 @@ class Processor:
             return
         heapq.heappush(self._queue, (task.priority, self._seq, task))
         self._dispatch()
+        if self._queue and self.queue_watchers:  # it waits beside a stand-in
+            for watcher in list(self.queue_watchers):
+                watcher()
+
+    def start_now(self, task: Task) -> None:
+        """Start ``task`` at once, before anything queued: a kernel that was running
+        at kernel level (the running rows of a held frame cut part-way)."""
+        self._seq += 1
+        self._start(task)
 
     def _dispatch(self) -> None:
         if self.frozen:
@@ -366,13 +378,15 @@ class Processor:
         # [stand-in, profile, its start s, (J, B) drawn into the integrals so far]
         self._profiles.append([stand_in, profile, stand_in.start, (0.0, 0.0)])
 
-    def vacate(self, stand_in: Task) -> None:
+    def vacate(self, stand_in: Task, dispatch: bool = True) -> None:
         """End :meth:`occupy`: add what it drew up to now, free its units (queued
-        tasks may start)."""
+        tasks may start, unless not ``dispatch``: a cut frame's running kernels
+        start first, as they were running)."""
         self._draw_profiles()
         self._profiles = [entry for entry in self._profiles if entry[0] is not stand_in]
         self._release(stand_in)
-        self._dispatch()
+        if dispatch:
+            self._dispatch()
 
     def _draw_profiles(self) -> None:
         """Add to the integrals what the stand-ins drew since they last did (at
@@ -428,6 +442,9 @@ class Processor:
             self.busy += need - task.need
             task.share, task.need = share, need
             self._time(task)
+            if self.free < -1e-9 and self.queue_watchers:  # over-committed beside a
+                for watcher in list(self.queue_watchers):  # stand-in: its frame's next
+                    watcher()  # kernel would wait at kernel level
         else:
             task.share, task.need = share, task.units * share
         self._dispatch()

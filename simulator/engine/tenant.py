@@ -17,34 +17,43 @@ frame is a *template* when
   frame's start), so the other tenants did not delay it;
 * none was re-timed, no policy changed the run (suspend, stop, abort, share,
   plan) and no OPP of the job's processors changed while it ran;
+* on each processor its kernels hold the same units from the frame's start to
+  its end (a chain with one placement does; a frame over two processors, each
+  idle while the other works, or uneven parallel branches do not): only then is
+  a stand-in holding constant units what the other tenants, leakage and a
+  governor's utilisation (the busiest core's, ``min(busy, 1)``: not linear) see;
 * the plan has no skipped rows, no ``adapt`` callback and moves no data (no
   transfer: a link's timing is not the job's alone); and
 * its kernels' start and end offsets equal the previous frame's within
   :data:`_TOLERANCE_S`, under the same *signature* (the plan, the shares set
   at run time, the OPP index of every processor the job uses).
 
-A frame that starts under the template's signature is then *held*: on every
-processor the job uses, one stand-in task occupies the frame's time-mean units
+A frame that starts under the template's signature, on processors with nothing
+queued and its units free, is then *held*: on every processor the job uses, one
+stand-in task occupies the frame's units
 and draws the dynamic energy and DRAM traffic its kernels drew, as they drew it
 over the frame (:class:`Profile`, :meth:`Processor.occupy`: the sampler
 integrates them, leakage and the governors' utilisation see the units, other
 tenants find them taken), and the frame ends after the template's period. One
 event per frame replaces one per kernel.
 
-The hold is cut, at the moment it happens, when the signature changes: an OPP
-change on one of the job's processors or a share set at run time. The stand-ins
-leave and the frame goes on at kernel level from the point the template had
-reached (rows done, the fraction done of each running row:
-:meth:`_Template.resume_point`), under its own plan, so the rest of the frame is
-timed at the new OPP or share exactly as kernel level would. A frame aborted
-while held is dropped at once; a new plan, a suspend or a stop leave the frame
-in progress as it is (they act on the next frames).
+The hold is cut, at the moment it happens, when the signature changes (an OPP
+change on one of the job's processors, a share set at run time) or when another
+task has to queue on a processor a stand-in holds, or another tenant's larger
+share over-commits it (at kernel level one of them would wait for the other).
+The stand-ins leave and the frame goes on at kernel level from the point the
+template had reached (rows done, the fraction done of each running row:
+:meth:`_Template.resume_point`), under its own plan: its running kernels start
+again at once, before what queued (they were running), so the rest of the frame
+is timed as kernel level times it. A frame aborted while held is dropped at
+once; a new plan, a suspend or a stop leave the frame in progress as it is
+(they act on the next frames).
 
-What differs from kernel level: a held frame's stand-in holds the frame's mean
-units (exact for a chain of kernels with one share, the usual frame; leakage,
-the governors' utilisation and the units left to other tenants follow them), and
-held frames leave no kernel records. Energy, DRAM traffic, frame counts and
-frame times follow kernel level's to the float rounding of a period.
+What differs from kernel level: held frames leave no kernel records (a policy
+whose metrics read them sees only the kernel-level frames). Energy, DRAM
+traffic, temperatures, frame counts and frame times follow kernel level's to
+the float rounding of a period (``tests/test_tenant_forward.py``,
+``tests/test_tenant_cases.py``).
 """
 
 from __future__ import annotations
@@ -263,8 +272,14 @@ class TenantForward:
     def ready(self) -> bool:
         """Whether the frame starting now can be held."""
         signature = self._signature(self.runner.state)
-        self._ready = self._templates.get(signature) if signature is not None else None
-        return self._ready is not None
+        template = self._templates.get(signature) if signature is not None else None
+        # its kernels would start at once only if nothing waits on their processors
+        # and their units are free
+        if template is None or not all(not proc._queue and units <= proc.free + 1e-9
+                                       for proc, (units, _p) in template.profiles().items()):
+            return False
+        self._ready = template
+        return True
 
     def hold(self):
         """SimPy generator: hold one frame; returns None if it ran to its end (or
@@ -278,6 +293,7 @@ class TenantForward:
             stand_in = Task(f"{self.runner.job.name}/held frame", None, 1, 1.0, 0.0, None)
             stand_in.need = units
             proc.occupy(stand_in, profile)
+            proc.queue_watchers.append(self._queued)
             hold.stand_ins.append((proc, stand_in))
         finished.callbacks.append(self._vacate)
         timer = env.timeout(template.period)
@@ -288,11 +304,15 @@ class TenantForward:
             self.held += 1
         return resume
 
-    def _vacate(self, _event) -> None:
-        """The held frame ended (its time, a cut or an abort): the stand-ins leave."""
+    def _vacate(self, event: simpy.Event) -> None:
+        """The held frame ended (its time, a cut or an abort): the stand-ins leave.
+        After a cut (``event.value``: where to resume) the processors start the
+        frame's running kernels before what queued (JobRunner._tenant_frame)."""
         hold, self._hold = self._hold, None
+        self.control.open.pop(hold.finished, None)  # (not via track(): one a frame)
         for proc, stand_in in hold.stand_ins:
-            proc.vacate(stand_in)
+            proc.queue_watchers.remove(self._queued)
+            proc.vacate(stand_in, dispatch=event.value is None)
 
     def _cut_soon(self) -> None:
         """Something may have changed the held frame's timing: decide once the
@@ -327,6 +347,17 @@ class TenantForward:
         re-planned the job."""
         self._disturbed = True
         self._cut_soon()
+
+    def _queued(self) -> None:
+        """A task had to queue on a processor a stand-in holds, or a share change
+        over-committed it: at kernel level it would wait for the frame's kernels
+        (or they for it), so the frame goes on at kernel level from now."""
+        self._disturbed = True
+        hold = self._hold
+        if hold is not None and not hold.finished.triggered:
+            self._candidate = None
+            self.cuts += 1
+            hold.finished.succeed(hold.template.resume_point(self.env.now - hold.start))
 
     def _on_frequency(self, before: bool) -> None:
         """Domain listener: an OPP is about to change (``before``)."""
@@ -364,5 +395,34 @@ def _frame(start: float, end: float, signature: tuple, log: list, state) -> _Tem
     period = end - start
     if period <= 0.0 or not offsets:
         return None
+    if not all(_constant_need(rows, period) for rows in kernels.values()):
+        return None
     offsets.sort()
     return _Template(signature, period, offsets, kernels)
+
+
+def _constant_need(kernels: list, period: float) -> bool:
+    """Whether a processor's kernels of a frame hold the same units from the
+    frame's start to its end: only then is a stand-in holding their mean units
+    what the other tenants, leakage and the governors' utilisation (the busiest
+    core's, ``min(busy, 1)``: not linear) see at kernel level. A chain with one
+    placement is; a frame over two processors (each idles while the other works)
+    or with uneven parallel branches is not."""
+    changes: dict[float, float] = {}
+    for start, end, units, _power, _dram in kernels:
+        changes[start] = changes.get(start, 0.0) + units
+        changes[end] = changes.get(end, 0.0) - units
+    need, level = 0.0, None
+    for at in sorted(changes):
+        if at >= period - _TOLERANCE_S:
+            break
+        need += changes[at]
+        if abs(need) < 1e-12 and at > _TOLERANCE_S:
+            return False  # a gap
+        if level is None:
+            if at > _TOLERANCE_S:
+                return False  # idle at the start
+            level = need
+        elif abs(need - level) > 1e-9:
+            return False
+    return level is not None
