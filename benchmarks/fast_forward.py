@@ -148,18 +148,11 @@ def pipeline(seconds: float) -> None:
         print(f"DynO ResNet-152 pipeline (8 in flight), {label}, {seconds:g} s")
         # the run's, then DynO's per-frame means from the kernel and transfer records
         # (held frames get their template's: simulator.engine.pipeline._Echo)
-        for metric in ("throughput_per_s", "makespan_s", "device.energy_j",
-                       "server.energy_j", "energy_j", "peak_temp_c", "device.peak_skin_temp_c",
-                       "server.peak_skin_temp_c", "stage_client_s", "stage_transfer_s",
-                       "stage_server_s", "uplink_bytes", "energy_compute_per_inference_j",
-                       "energy_client_per_inference_j"):
-            if metric not in exact:
-                continue
-            diff = _percent(fast[metric], exact[metric])
-            verdict = "ok" if abs(diff) <= ACCURACY_GOAL_PCT else "outside"
-            print(f"  {metric:30s} kernel level {exact[metric]:12.6g}   fast-forward "
-                  f"{fast[metric]:12.6g}   ({diff:+.3f} %)  goal within "
-                  f"{ACCURACY_GOAL_PCT:g} %: {verdict}")
+        _against(("throughput_per_s", "makespan_s", "device.energy_j", "server.energy_j",
+                  "energy_j", "peak_temp_c", "device.peak_skin_temp_c",
+                  "server.peak_skin_temp_c", "stage_client_s", "stage_transfer_s",
+                  "stage_server_s", "uplink_bytes", "energy_compute_per_inference_j",
+                  "energy_client_per_inference_j"), fast, exact, width=30, decimals=3)
         print(f"  held                           {fast['replayed_iterations']:.0f} of "
               f"{fast['frames']:.0f} frames in {fast['holds']} holds, {fast['held_s']:.1f} of "
               f"{fast['makespan_s']:.0f} simulated s")
@@ -195,20 +188,28 @@ def tenants(points: list[int]) -> None:
         policy = spec.config["policy"]
         print(f"{path.name} run {index} ({policy['name']}, alpha {policy['alpha']}, "
               f"lifecycle seed {policy['lifecycle']['seed']}; {len(runners)} apps, 60 s)")
-        for metric in ("inferences", "frame_rate_fps", "relative_frame_rate",
-                       "frame_latency_s", "accuracy_gain_pct", "energy_j", "energy_dram_j",
-                       "energy_per_inference_j", "peak_temp_c", "min_freq_cpu.big_hz"):
-            diff = _percent(fast[metric], exact[metric])
-            verdict = "ok" if abs(diff) <= ACCURACY_GOAL_PCT else "outside"
-            print(f"  {metric:24s} kernel level {exact[metric]:12.6g}   fast-forward "
-                  f"{fast[metric]:12.6g}   ({diff:+.5f} %)  goal within "
-                  f"{ACCURACY_GOAL_PCT:g} %: {verdict}")
+        _against(("inferences", "frame_rate_fps", "relative_frame_rate", "frame_latency_s",
+                  "accuracy_gain_pct", "energy_j", "energy_dram_j", "energy_per_inference_j",
+                  "peak_temp_c", "min_freq_cpu.big_hz"), fast, exact, width=24, decimals=5)
         print(f"  held                     {fast['replayed_iterations']:.0f} of "
               f"{fast['inferences']:.0f} frames ({sum(r.tenant.cuts for r in runners)} cut "
               f"part-way); kernels {exact['kernels'] / 1e3:.0f} k -> "
               f"{fast['kernels'] / 1e3:.0f} k")
         print(f"  CPU time                 kernel level {exact_cpu:.2f} s   fast-forward "
               f"{fast_cpu:.2f} s   ({exact_cpu / fast_cpu:.1f}x)")
+
+
+def _against(metrics, fast: dict, exact: dict, width: int, decimals: int) -> None:
+    """Print each of ``metrics`` that kernel level has, fast-forward's next to it and
+    their difference against the goal."""
+    for metric in metrics:
+        if metric not in exact:
+            continue
+        diff = _percent(fast[metric], exact[metric])
+        verdict = "ok" if abs(diff) <= ACCURACY_GOAL_PCT else "outside"
+        print(f"  {metric:{width}s} kernel level {exact[metric]:12.6g}   fast-forward "
+              f"{fast[metric]:12.6g}   ({diff:+.{decimals}f} %)  goal within "
+              f"{ACCURACY_GOAL_PCT:g} %: {verdict}")
 
 
 def _percent(fast: float, exact: float) -> float:

@@ -412,3 +412,22 @@ def test_device_levels_follow_cap_changes_that_keep_the_opp(tiny_soc):
     assert after[position:position + 2] == [domain.frequencies[0], domain.frequencies[0]]
     after[0] = -1.0  # a copy: the kept list is not the caller's
     assert device.levels()[0] != -1.0
+
+
+def test_a_processor_stays_under_the_interpreters_shared_key_limit(tiny_soc):
+    # CPython 3.11 shares one attribute key table among a class's instances only up
+    # to 30 attributes; a Processor past it read its attributes on the kernel path
+    # ~5 % slower (benchmarks/engine.py, 4 chains): new per-processor state must
+    # not push it over (constants of a kernel's first timing stay on ``spec``)
+    from simulator.engine.simulation import Simulation
+    from simulator.spec.experiment import ExperimentSpec
+
+    spec = ExperimentSpec.model_validate({
+        "name": "t", "soc": "tiny", "workload": [{"trace": "a", "name": "a"},
+                                                  {"trace": "b", "name": "b"}],
+        "policy": {"name": "manual", "default": "cpu.big", "shares": {"a": 0.5, "b": 0.5}}})
+    trace = make_trace([kernel(0), kernel(1, "0")])
+    sim = Simulation(spec, traces={0: trace, 1: trace}, soc=tiny_soc).build().plan().run()
+    for device in sim.devices.values():
+        for proc in device.processors.values():
+            assert len(vars(proc)) < 30, sorted(vars(proc))

@@ -77,6 +77,11 @@ class Task:
 class Processor:
     """Executes tasks on the units of one processor.
 
+    (CPython 3.11 shares one key table among instances of a class only up to 30
+    attributes; past it every attribute read on the hot path is a slower dict
+    lookup, ~5 % of a run. The instance keeps 28: constants read only when a
+    kernel's timing is first computed stay on ``spec``.)
+
     Args:
         env: the SimPy environment.
         name: dotted name (``cpu.gold``); prefixed with the device on multi-device systems.
@@ -103,10 +108,8 @@ class Processor:
         self._seq = 0
         self.running: list[Task] = []
         self._record = record
-        self._ceff = spec.power.ceff
         # (id(cost), OPP index, share, units) -> (cost, s, 1/s, W, B/s): see _time
         self._timings: dict[tuple, tuple] = {}
-        self._stall = spec.power.stall_activity
         # piecewise-constant rates and their integrals since the last sample
         self.power = 0.0  # W, dynamic
         self.busy = 0.0  # busy units (shares count fractionally)
@@ -309,12 +312,13 @@ class Processor:
                 total = 1e-15
             if compute > total:
                 compute = total
-            stall = self._stall if cost.wait_activity is None else cost.wait_activity
+            power_spec = self.spec.power
+            stall = power_spec.stall_activity if cost.wait_activity is None else cost.wait_activity
             activity = (compute * cost.compute_activity + stall * (total - compute)) / total
             duration = total / task.share
             rate = 1.0 / duration
             volt = domain.voltages[domain.index]
-            power = self._ceff * volt * volt * freq * activity * task.units * task.share
+            power = power_spec.ceff * volt * volt * freq * activity * task.units * task.share
             timing = self._timings[key] = (cost, duration, rate, power,
                                            cost.dram_bytes * rate)
         _, duration, task.rate, power, dram_rate = timing
