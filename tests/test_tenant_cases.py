@@ -98,10 +98,13 @@ def _held(sim):
     return {r.job.name: (r.tenant.held, r.tenant.cuts) for r in sim.runners if r.tenant}
 
 
-def _compare(soc, policy, traces, **kw):
+def _as_kernel_level(soc, policy, traces, **kw):
+    """Run held (fast_forward) and at kernel level; assert they agree; return both."""
     fast = _run(soc, True, policy, traces, **kw)
     slow = _run(soc, False, policy, traces, **kw)
-    return fast, slow, _diffs(fast, slow), _held(fast)
+    diffs = _diffs(fast, slow)
+    assert not diffs, "\n".join(diffs)
+    return fast, slow
 
 
 def _plan_of(placements):
@@ -124,19 +127,16 @@ def test_a_tenant_arriving_during_holds_queues_as_at_kernel_level(tiny_soc, monk
     # kernel waits for b's
     name = _policy(monkeypatch, _plan_of({"a": Placement("cpu.big", 2, 1.0),
                                           "b": Placement("cpu.big", 1, 1.0)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=200, ff_jobs=["a"],
-                                       jobs_extra={"b": {"start": "300 ms"}})
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
+                     iterations=200, ff_jobs=["a"],
+                     jobs_extra={"b": {"start": "300 ms"}})
 
 
 def test_two_tenants_that_do_not_fit_side_by_side(tiny_soc, monkeypatch):
     # a and b each need 1.2 of the 2 big units: one always queues behind the other
     name = _policy(monkeypatch, _plan_of({"a": Placement("cpu.big", 2, 0.6),
                                           "b": Placement("cpu.big", 2, 0.6)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=200)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=200)
 
 
 # -- a plan spanning two processors ---------------------------------------------
@@ -151,10 +151,9 @@ def test_a_frame_over_big_and_little_with_another_tenant_on_big(tiny_soc, monkey
     small_b = [kernel(0, flops=2e6), kernel(1, "0", flops=2e6)]
     name = _policy(monkeypatch, _plan_of({"a": _big_little(4),
                                           "b": Placement("cpu.big", 1, 1.0)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": small_b},
-                                       iterations=200, ff_jobs=["a"],
-                                       jobs_extra={"b": {"start": "300 ms"}})
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": small_b},
+                     iterations=200, ff_jobs=["a"],
+                     jobs_extra={"b": {"start": "300 ms"}})
 
 
 def test_schedutil_on_a_frame_over_big_and_little(hot_soc, monkeypatch):
@@ -164,9 +163,8 @@ def test_schedutil_on_a_frame_over_big_and_little(hot_soc, monkeypatch):
     # frame (units not constant on a processor) is no template
     name = _policy(monkeypatch, _plan_of({"a": _big_little(4),
                                           "b": Placement("cpu.little", 1, 0.5)}))
-    fast, slow, diffs, held = _compare(hot_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=600, governor="schedutil")
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(hot_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
+                     iterations=600, governor="schedutil")
 
 
 def test_schedutil_on_a_chain_of_unequal_units(hot_soc, monkeypatch):
@@ -174,26 +172,23 @@ def test_schedutil_on_a_chain_of_unequal_units(hot_soc, monkeypatch):
     rows = [Placement("cpu.big", 2, 1.0) if i % 2 == 0 else Placement("cpu.big", 1, 0.5)
             for i in range(4)]
     name = _policy(monkeypatch, _plan_of({"a": rows, "b": Placement("cpu.little", 1, 0.5)}))
-    fast, slow, diffs, held = _compare(hot_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=600, governor="schedutil")
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(hot_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
+                     iterations=600, governor="schedutil")
 
 
 # -- the run's own limits and pauses ------------------------------------------
 @pytest.mark.parametrize("limit", ["1.2345 s", "1.5 s", "2.0007 s"])
 def test_a_time_limit_inside_a_hold(tiny_soc, monkeypatch, limit):
     name = _policy(monkeypatch, _plan_of(_SHARED))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=1000, extra={"time_limit": limit})
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
+                     iterations=1000, extra={"time_limit": limit})
 
 
 def test_pauses_of_a_tenant(tiny_soc, monkeypatch):
     name = _policy(monkeypatch, _plan_of(_SHARED))
-    fast, slow, diffs, held = _compare(
+    fast, slow = _as_kernel_level(
         tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300,
         jobs_extra={"a": {"pause": {"every": 40, "duration": "37 ms"}}})
-    assert not diffs, "\n".join(diffs)
     for key in ("pause_time_s", "energy_pause_j", "energy_active_j"):
         assert fast.result.metrics[key] == pytest.approx(slow.result.metrics[key], rel=REL)
 
@@ -204,9 +199,7 @@ def test_a_paced_tenant(tiny_soc, monkeypatch):
         context.job("b").pace(0.0071)
         yield context.timeout(0)
     name = _policy(monkeypatch, _plan_of(_SHARED), script)
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=200)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=200)
 
 
 def test_listeners_on_a_tenant(tiny_soc, monkeypatch):
@@ -222,11 +215,9 @@ def test_listeners_on_a_tenant(tiny_soc, monkeypatch):
         a.on_iteration(count)
         yield context.timeout(0)
     name = _policy(monkeypatch, _plan_of(_SHARED), script)
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=300)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300)
     a, b = seen.values()
     assert a == pytest.approx(b, rel=REL)
-    assert not diffs, "\n".join(diffs)
 
 
 # -- a policy acting during holds -------------------------------------------------
@@ -245,9 +236,7 @@ def test_suspend_and_resume_during_holds(tiny_soc, monkeypatch):
     name = _scripted(monkeypatch, [(0.50001, lambda c: c.job("a").suspend()),
                                    (0.61, lambda c: c.job("a").resume()),
                                    (0.9, lambda c: c.job("a").stop())])
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=300)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300)
 
 
 def test_replan_and_set_share_at_the_same_instant(tiny_soc, monkeypatch):
@@ -261,9 +250,7 @@ def test_replan_and_set_share_at_the_same_instant(tiny_soc, monkeypatch):
         a.set_share(0.45)
         a.replan(Plan(placements=[Placement("cpu.big", 2, 0.5)] * len(a.job.trace)))
     name = _scripted(monkeypatch, [(0.50001, both), (1.00003, share_then_plan)])
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=300)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300)
 
 
 def test_replan_then_a_share_change_later_in_the_same_hold(tiny_soc, monkeypatch):
@@ -274,9 +261,7 @@ def test_replan_then_a_share_change_later_in_the_same_hold(tiny_soc, monkeypatch
         a.replan(Plan(placements=[Placement("cpu.big", 1, 1.0)] * len(a.job.trace)))
     name = _scripted(monkeypatch, [(0.50001, plan), (0.50101, lambda c:
                                                      c.job("a").set_share(0.3))])
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=300)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300)
 
 
 def test_abort_during_a_hold_then_resume(tiny_soc, monkeypatch):
@@ -286,9 +271,7 @@ def test_abort_during_a_hold_then_resume(tiny_soc, monkeypatch):
     name = _scripted(monkeypatch, [(0.50001, kill), (0.6, lambda c: c.job("a").resume()),
                                    (0.80002, lambda c: c.job("a").abort()),
                                    (0.90002, lambda c: c.job("b").abort())])
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=300)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300)
 
 
 def test_abort_and_set_share_at_the_same_instant(tiny_soc, monkeypatch):
@@ -296,17 +279,13 @@ def test_abort_and_set_share_at_the_same_instant(tiny_soc, monkeypatch):
         c.job("a").set_share(0.35)
         c.job("a").abort()
     name = _scripted(monkeypatch, [(0.50001, both)])
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=300)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300)
 
 
 def test_the_other_tenant_changes_its_share_during_holds(tiny_soc, monkeypatch):
     # b's share goes up so that a and b no longer fit side by side
     name = _scripted(monkeypatch, [(0.50001, lambda c: c.job("b").set_share(0.9))])
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=300, ff_jobs=["a"])
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300, ff_jobs=["a"])
 
 
 # -- frames of other shapes ---------------------------------------------------------
@@ -320,9 +299,7 @@ def test_parallel_branches_on_a_two_unit_processor(tiny_soc, monkeypatch):
     # shorter one (not constant: no template); b (1 unit, share 0.9) always fits
     name = _policy(monkeypatch, _plan_of({"a": Placement("cpu.big", 1, 0.5),
                                           "b": Placement("cpu.big", 1, 0.9)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": DIAMOND, "b": CHAIN_B},
-                                       iterations=300)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": DIAMOND, "b": CHAIN_B}, iterations=300)
 
 
 def test_parallel_branches_with_a_tenant_that_fits_only_beside_one(tiny_soc, monkeypatch):
@@ -331,18 +308,15 @@ def test_parallel_branches_with_a_tenant_that_fits_only_beside_one(tiny_soc, mon
     # leave b room)
     name = _policy(monkeypatch, _plan_of({"a": Placement("cpu.big", 1, 1.0),
                                           "b": Placement("cpu.big", 1, 1.0)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": DIAMOND, "b": CHAIN_B},
-                                       iterations=300, ff_jobs=["a"],
-                                       jobs_extra={"b": {"start": "300 ms"}})
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": DIAMOND, "b": CHAIN_B},
+                     iterations=300, ff_jobs=["a"],
+                     jobs_extra={"b": {"start": "300 ms"}})
 
 
 def test_kernels_in_a_stream(tiny_soc, monkeypatch):
     rows = [Placement("cpu.big", 1, 0.5, stream="s")] * 4
     name = _policy(monkeypatch, _plan_of({"a": rows, "b": Placement("cpu.big", 1, 0.5)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": DIAMOND, "b": CHAIN_B},
-                                       iterations=300)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": DIAMOND, "b": CHAIN_B}, iterations=300)
 
 
 def test_an_opp_change_on_a_domain_the_job_does_not_use(tiny_soc, monkeypatch):
@@ -353,28 +327,23 @@ def test_an_opp_change_on_a_domain_the_job_does_not_use(tiny_soc, monkeypatch):
         yield context.timeout(0)
     name = _policy(monkeypatch, _plan_of({"a": Placement("cpu.big", 2, 0.5),
                                           "b": Placement("cpu.little", 1, 1.0)}), script)
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=400, extra={"dvfs": {
-                                           "governor": "performance", "domains": {
-                                               "cpu.little": {"governor": "schedutil"}}}})
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
+                     iterations=400, extra={"dvfs": {
+                     "governor": "performance", "domains": {
+                     "cpu.little": {"governor": "schedutil"}}}})
 
 
 def test_a_first_kernel_on_the_dsp_is_not_held(tiny_soc, monkeypatch):
     dsp_a = [kernel(0, precision="int8", flops=4e7), kernel(1, "0", precision="int8")]
     name = _policy(monkeypatch, _plan_of({"a": Placement("dsp", 1, 0.5),
                                           "b": Placement("dsp", 1, 0.3)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": dsp_a, "b": dsp_a},
-                                       iterations=100)
-    assert held == {"a": (0, 0), "b": (0, 0)}
-    assert not diffs, "\n".join(diffs)
+    fast, _slow = _as_kernel_level(tiny_soc, name, {"a": dsp_a, "b": dsp_a}, iterations=100)
+    assert _held(fast) == {"a": (0, 0), "b": (0, 0)}
 
 
 def test_one_of_two_tenants_fast_forwarded(tiny_soc, monkeypatch):
     name = _policy(monkeypatch, _plan_of(_SHARED))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=300, ff_jobs=["b"])
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300, ff_jobs=["b"])
 
 
 # -- templates and plans -----------------------------------------------------------
@@ -390,9 +359,7 @@ def test_a_template_keeps_its_plan_so_a_new_plan_never_meets_it(tiny_soc, monkey
         yield c.timeout(0.3)
         a.replan(Plan(placements=[Placement("cpu.little", 1, 1.0)] * n))
     name = _policy(monkeypatch, _plan_of(_SHARED), script)
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=200)
-    assert not diffs, "\n".join(diffs)
+    fast, slow = _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=200)
     tenant = fast.runners[0].tenant
     assert tenant.held > 0 and tenant._templates
     assert all(type(key[0]).__name__ == "_PlanState" for key in tenant._templates)
@@ -401,11 +368,10 @@ def test_a_template_keeps_its_plan_so_a_new_plan_never_meets_it(tiny_soc, monkey
 # -- records and bookkeeping ------------------------------------------------------
 def test_kernel_records_and_timeline_kept(tiny_soc, monkeypatch):
     name = _policy(monkeypatch, _plan_of(_SHARED))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=100,
-                                       outputs={"timeline": True, "kernels": True,
-                                                "sample_period": "100 ms"})
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
+                     iterations=100,
+                     outputs={"timeline": True, "kernels": True,
+                     "sample_period": "100 ms"})
 
 
 def test_held_frames_do_not_pile_up_in_the_open_iterations(tiny_soc, monkeypatch):
@@ -421,17 +387,15 @@ def test_schedutil_on_a_chain_of_one_share_and_unequal_units(tiny_soc, monkeypat
     # stand-in holding the mean need (~1.2) would read 1 all frame: no template
     rows = [Placement("cpu.big", 2 if i % 2 == 0 else 1, 0.8) for i in range(4)]
     name = _policy(monkeypatch, _plan_of({"a": rows, "b": Placement("cpu.little", 1, 0.5)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=600, governor="schedutil")
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
+                     iterations=600, governor="schedutil")
 
 
 def test_schedutil_on_a_one_share_chain_over_big_and_little(tiny_soc, monkeypatch):
     name = _policy(monkeypatch, _plan_of({"a": _big_little(4),
                                           "b": Placement("cpu.little", 1, 0.5)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=600, governor="schedutil")
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
+                     iterations=600, governor="schedutil")
 
 
 def test_schedutil_on_a_big_little_chain_beside_a_tenant(tiny_soc, monkeypatch):
@@ -443,20 +407,17 @@ def test_schedutil_on_a_big_little_chain_beside_a_tenant(tiny_soc, monkeypatch):
          kernel(3, "2", flops=1e6)]
     name = _policy(monkeypatch, _plan_of({"a": _big_little(4),
                                           "b": Placement("cpu.little", 1, 0.5)}))
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": a, "b": CHAIN_B},
-                                       iterations=600, extra={"dvfs": {
-                                           "governor": "performance", "domains": {
-                                               "cpu.big": {"governor": "schedutil"}}}})
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": a, "b": CHAIN_B},
+                     iterations=600, extra={"dvfs": {
+                     "governor": "performance", "domains": {
+                     "cpu.big": {"governor": "schedutil"}}}})
 
 
 def test_a_throttled_diamond_is_cut_part_way_through_its_branches(hot_soc, monkeypatch):
     name = _policy(monkeypatch, _plan_of({"a": Placement("cpu.big", 1, 0.5),
                                           "b": Placement("cpu.big", 1, 0.5)}))
-    fast, slow, diffs, held = _compare(hot_soc, name, {"a": DIAMOND, "b": CHAIN_B},
-                                       iterations=2500)
+    fast, slow = _as_kernel_level(hot_soc, name, {"a": DIAMOND, "b": CHAIN_B}, iterations=2500)
     assert slow.result.metrics["min_freq_cpu.big_hz"] < 2e9
-    assert not diffs, "\n".join(diffs)
 
 
 def test_an_abort_at_the_very_end_of_a_held_frame(tiny_soc, monkeypatch):
@@ -465,6 +426,4 @@ def test_an_abort_at_the_very_end_of_a_held_frame(tiny_soc, monkeypatch):
     probe_slow = _run(tiny_soc, False, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300)
     end_slow = probe_slow.runners[0].iteration_times[120][1]
     name = _scripted(monkeypatch, [(end_slow, lambda c: c.job("a").abort())], _SHARED)
-    fast, slow, diffs, held = _compare(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                                       iterations=300)
-    assert not diffs, "\n".join(diffs)
+    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=300)
