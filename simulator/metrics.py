@@ -7,9 +7,11 @@ Metric names carry their unit: ``latency_s`` (mean iteration latency),
 ``energy_<component>_j``, ``min_freq_<domain>_hz`` and, with several jobs,
 ``<job>.latency_s``. With several devices ``energy_j`` and ``avg_power_w`` are sums
 over the devices, and each device also gets its own (``<device>.energy_j``,
-``<device>.avg_power_w``) and its components (``<device>.energy_<component>_j``). Jobs that pause or fast-forward add ``active_time_s``
-(iterations only), ``pause_time_s``, ``energy_pause_j``, ``energy_active_j``
-(the rest) and ``replayed_iterations`` (iterations repeated from the
+``<device>.avg_power_w``) and its components (``<device>.energy_<component>_j``).
+Jobs that pause or fast-forward add ``active_time_s`` (the iterations' durations
+summed over the jobs: with tenants side by side it exceeds the makespan),
+``pause_time_s``, ``energy_pause_j``, ``energy_active_j`` (the rest) and
+``replayed_iterations`` (iterations repeated from the
 fast-forward memo, which leave no kernel records, frames of a steady pipeline
 held, which get their template frame's records when records are kept, or frames
 of a job sharing its device held whole, which leave none).

@@ -129,7 +129,8 @@ def test_a_policy_changing_the_run_during_holds(tiny_soc, tenants):
 
 def test_a_profile_draws_what_its_kernels_drew_when_they_drew_it():
     # two kernels side by side, then one, then an idle tail to the frame's end
-    profile = Profile([(0.0, 2.0, 1.0, 3.0, 10.0), (1.0, 3.0, 1.0, 1.0, 0.0)], period=4.0)
+    profile = Profile([(0.0, 2.0, 1.0, 3.0, 10.0, (1, 1.0)),
+                       (1.0, 3.0, 1.0, 1.0, 0.0, (1, 1.0))], period=4.0)
     assert profile.at(0.0) == (0.0, 0.0)
     assert profile.at(1.5) == pytest.approx((3.0 * 1.5 + 0.5, 15.0))
     assert profile.at(3.0) == pytest.approx((6.0 + 2.0, 20.0))

@@ -625,4 +625,3 @@ class _PlanState:
         # whether data crosses a link (an upload, a download, a route between rows)
         self.moves_data = (any(self.upload) or any(self.download)
                            or any(route for groups in self.fanout for route, _rows in groups))
-

@@ -77,10 +77,10 @@ class Task:
 class Processor:
     """Executes tasks on the units of one processor.
 
-    (CPython 3.11 shares one key table among instances of a class only up to 30
-    attributes; past it every attribute read on the hot path is a slower dict
-    lookup, ~5 % of a run. The instance keeps 28: constants read only when a
-    kernel's timing is first computed stay on ``spec``.)
+    (CPython 3.11 shares one key table among instances of a class only while
+    they have fewer than 30 attributes; from 30 on every attribute read on the
+    hot path is slower, ~5 % of a run. The instance keeps 28: constants read only
+    when a kernel's timing is first computed stay on ``spec``.)
 
     Args:
         env: the SimPy environment.
@@ -122,8 +122,9 @@ class Processor:
         # a fast-forward hold: (W, busy units, busiest-core fraction, B/s)
         self._held = _NO_HOLD
         self._profiles: list[list] = []  # stand-ins' draws (occupy)
-        # called when a task must wait beside a stand-in (it would wait for the held
-        # frame's kernels at kernel level: simulator.engine.tenant cuts the frame)
+        # called when a task waits beside a stand-in (it would wait for the held
+        # frame's kernels at kernel level, or they for it: simulator.engine.tenant
+        # cuts the frame)
         self.queue_watchers: list[Callable[[], None]] = []
         # what take_integrals handed out so far (J, unit-s, s, B)
         self._taken = [0.0, 0.0, 0.0, 0.0]
@@ -245,9 +246,6 @@ class Processor:
             return
         heapq.heappush(self._queue, (task.priority, self._seq, task))
         self._dispatch()
-        if self._queue and self.queue_watchers:  # it waits beside a stand-in
-            for watcher in list(self.queue_watchers):
-                watcher()
 
     def start_now(self, task: Task) -> None:
         """Start ``task`` at once, before anything queued: a kernel that was running
@@ -269,6 +267,12 @@ class Processor:
                 break
             heapq.heappop(queue)
             self._start(task)
+        if queue and self.queue_watchers:
+            # a task waits beside a stand-in (submitted, or a thread's parked task
+            # queued again by _release): at kernel level the held frame's next
+            # kernel would wait behind it
+            for watcher in list(self.queue_watchers):
+                watcher()
 
     @property
     def queued(self) -> int:
@@ -377,6 +381,10 @@ class Processor:
         self.free -= stand_in.need
         self.busy += stand_in.need
         self.stirred = True
+        free_lanes, units = self.free_lanes, stand_in.units
+        if stand_in.share >= 1.0 and len(free_lanes) >= units:  # whole cores, as _start
+            stand_in.lanes = tuple(free_lanes[:units])  # (other tenants' records)
+            del free_lanes[:units]
         stand_in.start = stand_in.t_last = self.env._now
         self.running.append(stand_in)
         # [stand-in, profile, its start s, (J, B) drawn into the integrals so far]

@@ -85,8 +85,8 @@ class _Template:
         signature: the plan, the run-time shares and the OPP indices it ran under.
         period: the frame's length (s).
         offsets: ``(row, start, end)`` of each kernel, from the frame's start (s).
-        kernels: per processor, ``(start, end, units, power W, DRAM B/s)`` of each
-            of its kernels (offsets in s).
+        kernels: per processor, ``(start, end, units held, power W, DRAM B/s,
+            (units, share))`` of each of its kernels (offsets in s).
     """
 
     signature: tuple
@@ -105,14 +105,17 @@ class _Template:
                    for (row, start, end), (row_, start_, end_)
                    in zip(self.offsets, other.offsets))
 
-    def profiles(self) -> dict[Processor, tuple[float, Profile]]:
-        """Per processor: the mean units its kernels hold over the frame and their
-        power and DRAM traffic over time (made once, when the frame is held)."""
+    def profiles(self) -> dict[Processor, tuple[tuple[int, float], Profile]]:
+        """Per processor: the placement its kernels hold over the frame (units and
+        share: the same for all of them, or 1 unit at their constant need) and
+        their power and DRAM traffic over time (made once, when first held)."""
         if self._profiles is None:
-            self._profiles = {proc: (sum((end - start) * units
-                                         for start, end, units, _p, _d in kernels)
-                                     / self.period, Profile(kernels, self.period))
-                              for proc, kernels in self.kernels.items()}
+            self._profiles = {}
+            for proc, kernels in self.kernels.items():
+                placements = {placement for *_rest, placement in kernels}
+                placement = (placements.pop() if len(placements) == 1
+                             else (1, kernels[0][2]))  # (the need is constant)
+                self._profiles[proc] = (placement, Profile(kernels, self.period))
         return self._profiles
 
     def resume_point(self, elapsed: float) -> tuple[frozenset[int], dict[int, float]]:
@@ -135,14 +138,15 @@ class Profile:
     kernels did, not their mean: a cut part-way is then exact too).
 
     Args:
-        kernels: ``(start s, end s, units, power W, DRAM B/s)`` of each kernel.
+        kernels: ``(start s, end s, units held, power W, DRAM B/s, placement)`` of
+            each kernel.
         period: the frame's length (s).
     """
 
     def __init__(self, kernels: list[tuple[float, float, float, float, float]],
                  period: float):
         changes: dict[float, list[float]] = {}  # time -> [change of W, of B/s]
-        for start, end, _units, power, dram_rate in kernels:
+        for start, end, _need, power, dram_rate, _placement in kernels:
             for at, sign in ((start, 1.0), (end, -1.0)):
                 change = changes.setdefault(at, [0.0, 0.0])
                 change[0] += sign * power
@@ -160,13 +164,7 @@ class Profile:
                 self.dram.append(self.dram[-1] + dram_rate * dt)
             power += changes[at][0]
             dram_rate += changes[at][1]
-        if period > self.times[-1]:  # idle to the frame's end (its output downloaded)
-            self.power.append(0.0)
-            self.dram_rate.append(0.0)
-            self.times.append(period)
-            self.energy.append(self.energy[-1])
-            self.dram.append(self.dram[-1])
-        self.power.append(0.0)  # after the frame (a hold ends at its period)
+        self.power.append(0.0)  # after the kernels (a hold ends at the frame's period)
         self.dram_rate.append(0.0)
 
     def at(self, t: float) -> tuple[float, float]:
@@ -275,8 +273,9 @@ class TenantForward:
         template = self._templates.get(signature) if signature is not None else None
         # its kernels would start at once only if nothing waits on their processors
         # and their units are free
-        if template is None or not all(not proc._queue and units <= proc.free + 1e-9
-                                       for proc, (units, _p) in template.profiles().items()):
+        if template is None or not all(
+                not proc._queue and units * share <= proc.free + 1e-9
+                for proc, ((units, share), _profile) in template.profiles().items()):
             return False
         self._ready = template
         return True
@@ -289,9 +288,9 @@ class TenantForward:
         finished = env.event()
         self.control.open[finished] = None  # an abort ends it (uncounted)
         hold = self._hold = _Hold(env.now, finished, template)
-        for proc, (units, profile) in template.profiles().items():
-            stand_in = Task(f"{self.runner.job.name}/held frame", None, 1, 1.0, 0.0, None)
-            stand_in.need = units
+        for proc, ((units, share), profile) in template.profiles().items():
+            stand_in = Task(f"{self.runner.job.name}/held frame", None, units, share, 0.0,
+                            None)
             proc.occupy(stand_in, profile)
             proc.queue_watchers.append(self._queued)
             hold.stand_ins.append((proc, stand_in))
@@ -391,7 +390,8 @@ def _frame(start: float, end: float, signature: tuple, log: list, state) -> _Tem
             return None
         offsets.append((row, task.start - start, finish - start))
         kernels.setdefault(state.procs[row], []).append(
-            (task.start - start, finish - start, task.need, task.power, task.dram_rate))
+            (task.start - start, finish - start, task.need, task.power, task.dram_rate,
+             (task.units, task.share)))
     period = end - start
     if period <= 0.0 or not offsets:
         return None
@@ -409,9 +409,9 @@ def _constant_need(kernels: list, period: float) -> bool:
     placement is; a frame over two processors (each idles while the other works)
     or with uneven parallel branches is not."""
     changes: dict[float, float] = {}
-    for start, end, units, _power, _dram in kernels:
-        changes[start] = changes.get(start, 0.0) + units
-        changes[end] = changes.get(end, 0.0) - units
+    for start, end, need, *_rest in kernels:
+        changes[start] = changes.get(start, 0.0) + need
+        changes[end] = changes.get(end, 0.0) - need
     need, level = 0.0, None
     for at in sorted(changes):
         if at >= period - _TOLERANCE_S:
