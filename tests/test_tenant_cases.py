@@ -25,22 +25,17 @@ def _policy(monkeypatch, plan, script=None, name="test-review"):
     """Register a policy planning with ``plan(job) -> Plan`` and running
     ``script(context)`` (a generator) from bind."""
 
-    class _P(Policy):
-        pass
+    class _Scripted(Policy):
+        def plan(self, job):
+            return plan(job)
 
-    _P.name = name
+        def bind(self, context):
+            super().bind(context)
+            if script is not None:
+                context.start(script(context))
 
-    def _plan(self, job):
-        return plan(job)
-
-    def _bind(self, context):
-        Policy.bind(self, context)
-        if script is not None:
-            context.start(script(context))
-
-    _P.plan = _plan
-    _P.bind = _bind
-    monkeypatch.setitem(POLICIES._entries, name, _P)
+    _Scripted.name = name
+    monkeypatch.setitem(POLICIES._entries, name, _Scripted)
     return name
 
 

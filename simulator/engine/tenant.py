@@ -228,9 +228,14 @@ class TenantForward:
             if id(proc.domain) not in self._domains:  # listen from the first frame on
                 self._domains.add(id(proc.domain))
                 proc.domain.listeners.append(self._on_frequency)
-        # the plan object itself, not its id (a dropped plan's id is reused)
+        return self._conditions(state)
+
+    def _conditions(self, state) -> tuple:
+        """What a frame of ``state``'s plan runs under now: the plan object itself
+        (not its id: a dropped plan's id is reused), the shares set at run time and
+        the OPP index of each processor it uses."""
         return (state, tuple(sorted(self.control.shares.items(), key=str)),
-                tuple(proc.domain.index for proc in processors))
+                tuple(proc.domain.index for proc in _processors(state)))
 
     # -- watching kernel-level frames -----------------------------------------
     def watch(self) -> list | None:
@@ -328,12 +333,10 @@ class TenantForward:
         if hold.finished.triggered:  # aborted, or ended at its time meanwhile
             return
         template = hold.template
-        state = template.signature[0]
         # what the held frame's kernels would run under now (its own plan: a new
         # one is for the next frames)
-        now = (state, tuple(sorted(self.control.shares.items(), key=str)),
-               tuple(proc.domain.index for proc in _processors(state)))
-        if now == template.signature:  # a new plan, a suspend, a stop: hold on
+        if self._conditions(template.signature[0]) == template.signature:
+            # a new plan, a suspend, a stop: hold on
             hold.cut = False
             return
         self._candidate = None  # (a frame cut part-way is no template)
