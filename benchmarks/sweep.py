@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from simulator.runner import run_experiment
+from workloads.generate import _memoised as generated_traces
 
 SPEEDUP_GOAL = 1.8  # two local workers over one (issue 21)
 
@@ -50,6 +51,9 @@ def _cpu_s() -> float:
 
 def timed(label: str, folder: Path, **options) -> tuple[str, float, float, pd.DataFrame]:
     """Run the sweep into ``folder``; return (label, wall s, local CPU s, results)."""
+    # Each timing starts as a `socsim run` process does, with no generated trace kept
+    # (local workers, forked from here, would inherit the earlier timings' traces).
+    generated_traces.cache_clear()
     cpu, start = _cpu_s(), time.perf_counter()
     sweep = run_experiment(EXPERIMENT, out=folder, **options)
     return label, time.perf_counter() - start, _cpu_s() - cpu, sweep.results

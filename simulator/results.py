@@ -259,25 +259,32 @@ def summary_table(results: pd.DataFrame) -> pd.DataFrame:
         columns ``run``, the parameters, ``repeats`` (completed runs),
         ``<metric>_mean`` and ``<metric>_ci95`` (Student t; NaN with one repeat).
     """
+    import numpy as np
+
     params = param_columns(results)
     metrics = metric_columns(results)
-    rows = []
-    for run, group in results.groupby("run", sort=True):
-        ok = group[group["status"] == "ok"]
-        row: dict[str, Any] = {"run": run}
-        row.update({p: group[p].iloc[0] for p in params})
-        row["repeats"] = len(ok)
-        for name in metrics:
-            mean, ci = mean_ci95(ok[name])
-            row[f"{name}_mean"] = mean
-            row[f"{name}_ci95"] = ci
-        rows.append(row)
-    columns = ["run", *params, "repeats",
-               *[f"{m}_{s}" for m in metrics for s in ("mean", "ci95")]]
-    summary = pd.DataFrame(rows, columns=columns)
+    # Whole columns at once, then one slice per sweep point: a pandas group per point
+    # cost ~2 ms, most of a 100-run sweep's tables. Rows keep their order within a
+    # point (a stable sort), as groupby's did, so every mean adds in the same order.
+    runs = results["run"].to_numpy()
+    order = np.argsort(runs, kind="stable")
+    points, starts = np.unique(runs[order], return_index=True)
+    ends = [*starts[1:], len(order)]
+    ok = (results["status"] == "ok").to_numpy()
+    values = results[metrics].to_numpy(dtype=float)
+    columns: dict[str, Any] = {"run": pd.Series(points, dtype="int64")}
     for p in params:
-        summary[p] = summary[p].astype(results[p].dtype)
-    return summary
+        columns[p] = results[p].iloc[order[starts]].reset_index(drop=True)
+    repeats, stats = [], []
+    for start, end in zip(starts, ends, strict=True):
+        rows = order[start:end][ok[order[start:end]]]
+        repeats.append(len(rows))
+        stats.append([mean_ci95(values[rows, j]) for j in range(len(metrics))])
+    columns["repeats"] = pd.Series(repeats, dtype="int64")
+    for j, name in enumerate(metrics):
+        columns[f"{name}_mean"] = pd.Series([point[j][0] for point in stats], dtype="float64")
+        columns[f"{name}_ci95"] = pd.Series([point[j][1] for point in stats], dtype="float64")
+    return pd.DataFrame(columns)
 
 
 def timeseries_table(frames: dict[tuple[int, int], pd.DataFrame]) -> pd.DataFrame:

@@ -174,6 +174,8 @@ class _SweepState:
         self.started = out_files.utc_now()
         self.clock = time.perf_counter()
         self.versions = out_files.versions()
+        # the code that runs is the code loaded now, whatever is committed meanwhile
+        self.git_commit = out_files.git_commit(PROJECT_ROOT)
 
     def run_dir(self, run: RunSpec) -> Path:
         assert self.out is not None
@@ -202,9 +204,14 @@ class _SweepState:
                  for run in pending]
         lines = _ProgressLines(len(self.runs), len(self.runs) - len(pending),
                                log if not progress else None)
+        options = {}
+        if getattr(executor, "keeps_affinity", False):
+            # runs of one workload build the same trace: a worker that built it keeps them
+            options["affinity"] = [json.dumps(run.config.get("workload"), sort_keys=True,
+                                              default=str) for run in pending]
         with tqdm(total=len(self.runs), initial=len(self.runs) - len(pending), unit="run",
                   disable=not progress, dynamic_ncols=True, leave=False) as bar:
-            for position, outcome in executor.map_unordered(execute_run, tasks):
+            for position, outcome in executor.map_unordered(execute_run, tasks, **options):
                 run = pending[position]
                 if isinstance(outcome, BaseException):
                     outcome = failed_outcome(run, outcome)
@@ -297,7 +304,7 @@ class _SweepState:
             "runs": len(self.runs), "completed": len(self.records),
             "failed": len(failures), "resumed": self.resumed,
             "seeds": {r.run_id: r.seed for r in self.runs},
-            "versions": self.versions, "git_commit": out_files.git_commit(PROJECT_ROOT),
+            "versions": self.versions, "git_commit": self.git_commit,
             "executor": self.executor,
             "timings": {"started_utc": self.started, "finished_utc": out_files.utc_now(),
                         "wall_time_s": time.perf_counter() - self.clock,

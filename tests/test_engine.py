@@ -347,6 +347,21 @@ def test_two_simulations_in_one_process_do_not_interfere(tiny_soc, chain):
     assert first.metrics == again.metrics
 
 
+def test_runs_of_one_soc_share_its_cost_model_and_only_that(tiny_soc, tiny_soc_dict):
+    from simulator.hardware.cost import CostModel
+    from simulator.spec.soc import SocSpec
+
+    model = CostModel.shared(tiny_soc)
+    assert CostModel.shared(tiny_soc) is model
+    assert CostModel.shared(tiny_soc, 2.0) is not model  # a slower device of the kind
+    equal = SocSpec.model_validate(tiny_soc_dict)  # equal, but another object
+    assert CostModel.shared(equal) is not model
+    row = kernel(0, flops=8e8)
+    # a shared model's memo gives what a fresh model computes
+    assert model.kernel_cost("cpu.big", 2, row) == CostModel(tiny_soc).kernel_cost(
+        "cpu.big", 2, row)
+
+
 def test_same_seed_same_results(tiny_soc, diamond):
     a = run(tiny_soc, diamond, {"name": "heft"}, seed=3)
     b = run(tiny_soc, diamond, {"name": "heft"}, seed=3)

@@ -6,7 +6,9 @@ from hypothesis import strategies as st
 
 from simulator.errors import ConfigError
 from simulator.trace import load_trace, save_trace
+from workloads.generate import _memoised as generated_traces
 from workloads.generate import generate_trace
+from workloads.mixed_precision import ALGORITHM_DIR
 from workloads.zoo import MODELS
 
 
@@ -124,9 +126,46 @@ def test_work_scales_with_batch_except_the_update(batch, mode):
 
 
 def test_generation_is_deterministic():
+    generated_traces.cache_clear()  # generate twice, not once and copy
     a = generate_trace("googlenet", mode="training", batch=2).table
+    generated_traces.cache_clear()
     b = generate_trace("googlenet", mode="training", batch=2).table
     assert a.equals(b)
+
+
+def test_a_kept_trace_is_handed_out_as_a_copy_callers_may_change():
+    first = generate_trace("resnet18", batch=2)
+    first.table.loc[0, "flops"] = -1.0
+    first.table["deps"] = [()] * len(first.table)
+    first.preds[1] = (99,)
+    first.index_of.clear()
+    again = generate_trace("resnet18", batch=2)
+    generated_traces.cache_clear()
+    fresh = generate_trace("resnet18", batch=2)
+    assert again.table.equals(fresh.table)
+    assert (again.preds, again.succs, again.index_of) == (fresh.preds, fresh.succs,
+                                                          fresh.index_of)
+
+
+def test_an_edited_algorithm_file_is_read_again(tmp_path):
+    path = tmp_path / "mine.yaml"
+    text = (ALGORITHM_DIR / "niti.yaml").read_text()
+    path.write_text(text)
+    before = generate_trace("lenet5", mode="training", algorithm=path).total_flops
+    shift = "{op: shift, input: int32, flops_per_element: 2}"
+    assert shift in text
+    path.write_text(text.replace(shift, shift.replace(": 2}", ": 20}")))
+    after = generate_trace("lenet5", mode="training", algorithm=path).total_flops
+    assert after > before
+
+
+def test_parameters_equal_in_value_but_not_in_type_are_kept_apart():
+    # 1 == 1.0 == True: a memo keyed on equality would hand one out for the others
+    generated_traces.cache_clear()
+    generate_trace("mobilenet_v2", width=1)
+    generate_trace("mobilenet_v2", width=1.0)
+    generate_trace("mobilenet_v2", width=1.0)
+    assert generated_traces.cache_info().currsize == 2
 
 
 @pytest.mark.parametrize("kwargs, message", [

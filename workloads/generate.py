@@ -38,6 +38,7 @@ at 1x1; ``kernel``/``stride``/``groups`` are 0 where they do not apply).
 from __future__ import annotations
 
 import inspect
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -47,7 +48,8 @@ from simulator.ops import PRECISIONS
 from simulator.registry import WORKLOADS
 from simulator.trace import BYTES_PER_ELEMENT, Trace, trace_from_table
 from workloads.graph import COMPUTE_OPS, Graph, Layer
-from workloads.mixed_precision import Algorithm, apply_algorithm
+from workloads.mixed_precision import ALGORITHMS, Algorithm, apply_algorithm
+from workloads.named_files import named_file
 from workloads.zoo import MODELS
 
 MODES = ("inference", "training")
@@ -112,10 +114,59 @@ def generate_trace(model: str, mode: str = "inference", batch: int = 1,
         raise ConfigError(f"precision {precision!r} cannot be combined with algorithm "
                           f"{_label(algorithm)!r}: the algorithm sets each kernel's "
                           "precision (leave precision at fp32)")
+    version = _algorithm_version(algorithm)
+    try:
+        # repr tells 1 from 1.0 and True at any depth, which equality does not
+        keyed = tuple((key, repr(value), value) for key, value in sorted(params.items()))
+        hash((keyed, algorithm))
+    except TypeError:  # a list among the parameters, a loaded Algorithm: no memo
+        return _generate(builder, params, mode, batch, precision, algorithm)
+    if version is None:
+        return _generate(builder, params, mode, batch, precision, algorithm)
+    return _memoised(builder, keyed, mode, batch, precision, algorithm, version).copy()
+
+
+def _generate(builder, params: dict, mode: str, batch: int, precision: str,
+              algorithm: str | Path | Algorithm | None) -> Trace:
     trace = lower_graph(builder(**params), mode=mode, batch=batch, precision=precision)
     if algorithm is not None:
         trace = apply_algorithm(trace, algorithm)
     return trace
+
+
+# Generated traces, kept per process: a sweep's repeats, and its runs that differ
+# only in policy or SoC, ask for the same trace, and lowering and validating it was
+# most of a short run (ResNet-18 inference: 15 of 18 ms). The builders are pure
+# functions of their arguments, so the key is the builder and the arguments (and
+# the algorithm file's version); callers get copies, so nothing they do to a trace
+# reaches the memo. 32 traces of at most a few thousand kernels: tens of MB.
+_MEMO_TRACES = 32
+
+
+@lru_cache(maxsize=_MEMO_TRACES, typed=True)
+def _memoised(builder, keyed: tuple, mode: str, batch: int, precision: str,
+              algorithm: str | Path | None, _version: tuple) -> Trace:
+    """:func:`_generate` for one key (``keyed``: the parameters as ``(name, repr,
+    value)``; ``_version``: the algorithm file's, for the key only)."""
+    return _generate(builder, {key: value for key, _, value in keyed}, mode, batch,
+                     precision, algorithm)
+
+
+def _algorithm_version(algorithm: str | Path | Algorithm | None) -> tuple | None:
+    """``()`` without an algorithm; the file's path, mtime and size for a named or
+    YAML one (an edited file is read again); None when there is no file to key on
+    (a loaded :class:`Algorithm`, or a name or path that does not resolve: the
+    un-memoised path then raises its usual error)."""
+    if algorithm is None:
+        return ()
+    if isinstance(algorithm, Algorithm):
+        return None
+    try:
+        path = named_file(algorithm, ALGORITHMS, "algorithm")
+        stat = path.stat()
+    except (ConfigError, OSError):
+        return None
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
 
 
 def _label(algorithm: str | Path | Algorithm) -> str:

@@ -35,6 +35,8 @@ def build_trace(workload: WorkloadSpec, base: Path | None = None) -> Trace:
         if not path.is_absolute() and base is not None and (base / path).exists():
             path = base / path
         trace = load_trace(path)
+        if workload.precision is not None and workload.algorithm is None:
+            trace = trace.with_precision(workload.precision)
     else:
         # the model zoo's generator, found through its registry (a plugin of the core)
         generate_trace = WORKLOADS.get("zoo")
@@ -44,10 +46,9 @@ def build_trace(workload: WorkloadSpec, base: Path | None = None) -> Trace:
                                     ("algorithm", workload.algorithm),
                                     ("stem", workload.stem)) if v is not None}
         params.update(workload.options)
+        # generated at the workload's precision already (no with_precision pass)
         trace = generate_trace(workload.model, mode=workload.mode, batch=workload.batch,
                                precision=workload.precision or "fp32", **params)
-    if workload.precision is not None and workload.algorithm is None:
-        trace = trace.with_precision(workload.precision)
     return trace
 
 

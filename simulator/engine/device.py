@@ -83,7 +83,7 @@ class Device:
         self.name = name
         self.spec = spec
         self.prefix = prefix
-        self.cost_model = CostModel(spec, slowdown)
+        self.cost_model = CostModel.shared(spec, slowdown)
         self.radios: list = []  # radio interfaces (simulator.network.radio.Radio)
         self.thermal = ThermalNetwork(spec.thermal, initial_temperature)
         self.step = spec.thermal.step

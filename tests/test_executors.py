@@ -1,0 +1,75 @@
+"""The local process pool: which worker takes which task, and a worker that dies."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from simulator.executors import ProcessPoolExecutor, _Affinity
+
+
+def _take(order: _Affinity, worker: int, count: int) -> list[int]:
+    return [order.next(worker) for _ in range(count)]
+
+
+def test_a_worker_keeps_the_key_it_started_then_takes_the_next_unstarted_one():
+    order = _Affinity(["a", "b", "a", "c", "b", "a", "c"])
+    assert _take(order, 0, 2) == [0, 2]  # a's first two
+    assert _take(order, 1, 1) == [1]  # b: a is taken
+    assert _take(order, 0, 2) == [5, 3]  # a's last, then c (unstarted, in task order)
+    assert _take(order, 1, 2) == [4, 6]  # b's last, then c's rest: the tail is shared
+    assert order.next(0) is None and order.next(1) is None
+
+
+def test_the_tail_is_shared_from_the_key_with_most_tasks_left():
+    order = _Affinity(["a"] * 2 + ["b"] * 5)
+    assert _take(order, 0, 1) == [0]
+    assert _take(order, 1, 1) == [2]
+    assert _take(order, 0, 2) == [1, 3]  # a done: every key started, b has most left
+    assert _take(order, 1, 3) == [4, 5, 6]
+    assert order.next(1) is None
+
+
+def test_without_keys_tasks_go_in_order():
+    order = _Affinity(range(4))
+    assert [order.next(worker) for worker in (0, 1, 1, 0, 0)] == [0, 1, 2, 3, None]
+
+
+def _pid_of(task: int) -> tuple[int, int]:
+    return task, os.getpid()
+
+
+def _die_on_three(task: int) -> int:
+    if task == 3:
+        os._exit(1)
+    return task * 10
+
+
+def test_the_pool_runs_every_task_once_and_keeps_a_key_on_one_worker():
+    pool = ProcessPoolExecutor(2)
+    try:
+        keys = ["x"] * 6 + ["y"] * 6
+        values = dict(pool.map_unordered(_pid_of, list(range(12)), affinity=keys))
+    finally:
+        pool.close()
+    assert sorted(values) == list(range(12))
+    assert all(values[i][0] == i for i in range(12))
+    # two keys, two workers: each key started on its own worker. Only a key's tail
+    # can move (when the other worker has run out), so its first tasks share a pid.
+    assert values[0][1] == values[1][1] and values[6][1] == values[7][1]
+    assert values[0][1] != values[6][1]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a worker killing itself with os._exit")
+def test_a_worker_that_dies_fails_only_the_tasks_it_held():
+    pool = ProcessPoolExecutor(2)
+    try:
+        # no keys: tasks in order, two at a time per worker; task 3's worker dies
+        values = dict(pool.map_unordered(_die_on_three, list(range(10))))
+    finally:
+        pool.close()
+    assert sorted(values) == list(range(10))
+    failed = {i for i, value in values.items() if isinstance(value, Exception)}
+    assert 3 in failed and len(failed) <= ProcessPoolExecutor.DEPTH
+    assert all(values[i] == i * 10 for i in range(10) if i not in failed)
