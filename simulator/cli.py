@@ -254,9 +254,10 @@ def cmd_validate(args) -> int:
     cache = None
     if not args.no_cache:
         cache = CheckCache(cache_dir(), fingerprint(c.simulate.__module__ for c in checks))
-    from tqdm import tqdm
+    from .progress import ProgressBar
 
-    with tqdm(total=len(checks), unit="check", disable=not progress, leave=False) as bar:
+    with ProgressBar(total=len(checks), unit="check", disable=not progress,
+                     leave=False) as bar:
         scores = run_checks(checks, on_score=lambda score: bar.update(1),
                             workers=args.workers or default_workers(), cache=cache)
     print(format_scoreboard(scores))

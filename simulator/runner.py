@@ -193,7 +193,7 @@ class _SweepState:
             self.resumed += 1
 
     def execute(self, executor, pending: list[RunSpec], progress: bool, log) -> None:
-        from tqdm import tqdm
+        from .progress import ProgressBar
 
         # Workers on this machine write their runs' folders themselves; remote ones
         # (Dask) send the tables back and this process writes them.
@@ -209,8 +209,9 @@ class _SweepState:
             # runs of one workload build the same trace: a worker that built it keeps them
             options["affinity"] = [json.dumps(run.config.get("workload"), sort_keys=True,
                                               default=str) for run in pending]
-        with tqdm(total=len(self.runs), initial=len(self.runs) - len(pending), unit="run",
-                  disable=not progress, dynamic_ncols=True, leave=False) as bar:
+        with ProgressBar(total=len(self.runs), initial=len(self.runs) - len(pending),
+                         unit="run", disable=not progress, dynamic_ncols=True,
+                         leave=False) as bar:
             for position, outcome in executor.map_unordered(execute_run, tasks, **options):
                 run = pending[position]
                 if isinstance(outcome, BaseException):

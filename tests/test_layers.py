@@ -6,7 +6,7 @@ The project is layered (docs/engine.md, "Layers"):
   registries, spec/, hardware/, network/, engine/, the policy interface -- imports
   nothing above it;
 * the **app** -- ``simulator``'s cli, runner, experiment loading, executors,
-  results, plots, timeline, scoreboard, importer runner, and the ``simulator``
+  progress bars, results, plots, timeline, scoreboard, importer runner, and the ``simulator``
   package itself (the Python API) -- uses the core and finds plugins only
   through registries (:mod:`simulator.registry`), never by name;
 * **plugins** -- ``policies``, ``workloads`` -- use the core (and workloads);
@@ -31,7 +31,8 @@ PACKAGES = ("simulator", "policies", "workloads", "validation")
 # registries) and that the core must not import.
 APP = ("simulator.cli", "simulator.__main__", "simulator.runner", "simulator.experiment",
        "simulator.executors", "simulator.results", "simulator.plots", "simulator.timeline",
-       "simulator.scoreboard", "simulator.importers", "simulator.worker")
+       "simulator.scoreboard", "simulator.importers", "simulator.worker",
+       "simulator.progress")
 # ``import simulator`` is the Python API (``simulator.run`` runs experiments): app layer,
 # though its sub-packages are not
 APP_PACKAGE = "simulator"

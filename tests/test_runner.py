@@ -200,6 +200,24 @@ def test_process_pool_gives_the_in_process_results(tmp_path):
         (tmp_path / "two" / "results.csv").read_bytes()
 
 
+def test_workers_are_forked_from_a_process_running_no_other_thread(tmp_path, monkeypatch):
+    import threading
+
+    from simulator import executors
+
+    threads_at_fork = []
+    start = executors._Worker.__init__
+
+    def counting(worker, slot):
+        threads_at_fork.append(threading.active_count())
+        start(worker, slot)
+
+    monkeypatch.setattr(executors._Worker, "__init__", counting)
+    path = tiny_experiment(tmp_path, **SWEEP)
+    run_experiment(path, out=tmp_path / "out", workers=2, progress=True)
+    assert threads_at_fork == [1, 1]  # a progress bar's monitor thread would be a 2
+
+
 def test_bad_names_are_reported_before_any_run(tmp_path):
     path = tiny_experiment(tmp_path, sweep={"soc": ["snapdragon865", "snapdragon9000"]})
     with pytest.raises(ConfigError) as info:
