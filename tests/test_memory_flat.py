@@ -14,6 +14,7 @@ from conftest import kernel, make_trace
 from simulator.engine import device as device_module
 from simulator.engine.iterations import IterationLog
 from simulator.engine.simulation import Simulation
+from simulator import metrics
 from simulator.metrics import _names
 from simulator.policy import POLICIES, Placement, Plan, Policy
 from simulator.spec.experiment import ExperimentSpec
@@ -185,10 +186,13 @@ def test_a_policy_whose_metrics_read_no_records_says_so_truly(name):
     assert pd.Series(with_records).equals(pd.Series(without))
 
 
-def test_the_names_column_is_each_codes_label_in_the_inferred_string_dtype():
-    """collect's names, assembled from exact buffers (metrics._names), are the
-    labels by code as pandas would store the list: multi-byte UTF-8, an unused
-    label, an empty one and no codes at all included."""
+@pytest.mark.parametrize("take_at_most", [0, 1_000])  # exact buffers; Arrow's take
+def test_the_names_column_is_each_codes_label_in_the_inferred_string_dtype(take_at_most,
+                                                                         monkeypatch):
+    """collect's names (metrics._names: a long series from exact buffers, a short one
+    by Arrow's take) are the labels by code as pandas would store the list:
+    multi-byte UTF-8, an unused label, an empty one and no codes at all included."""
+    monkeypatch.setattr(metrics, "_TAKE_AT_MOST", take_at_most)
     labels = ["temp.cpu", "power.gpu", "", "unused", "température.peau"]
     codes = np.array([0, 1, 4, 2, 0, 4, 4, 1], dtype=np.uint32)
     expected = pd.Series([labels[code] for code in codes])
