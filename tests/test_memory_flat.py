@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import kernel, make_trace
@@ -13,6 +14,8 @@ from conftest import kernel, make_trace
 from simulator.engine import device as device_module
 from simulator.engine.iterations import IterationLog
 from simulator.engine.simulation import Simulation
+from simulator import metrics
+from simulator.metrics import _names
 from simulator.policy import POLICIES, Placement, Plan, Policy
 from simulator.spec.experiment import ExperimentSpec
 from simulator.spec.soc import SocSpec
@@ -181,3 +184,18 @@ def test_a_policy_whose_metrics_read_no_records_says_so_truly(name):
     with_records, without = go(True), go(False)
     assert with_records["makespan_s"] > 0  # the run did its work (kernels or switches)
     assert pd.Series(with_records).equals(pd.Series(without))
+
+
+@pytest.mark.parametrize("take_at_most", [0, 1_000])  # exact buffers; Arrow's take
+def test_the_names_column_is_each_codes_label_in_the_inferred_string_dtype(take_at_most,
+                                                                         monkeypatch):
+    """collect's names (metrics._names: a long series from exact buffers, a short one
+    by Arrow's take) are the labels by code as pandas would store the list:
+    multi-byte UTF-8, an unused label, an empty one and no codes at all included."""
+    monkeypatch.setattr(metrics, "_TAKE_AT_MOST", take_at_most)
+    labels = ["temp.cpu", "power.gpu", "", "unused", "température.peau"]
+    codes = np.array([0, 1, 4, 2, 0, 4, 4, 1], dtype=np.uint32)
+    expected = pd.Series([labels[code] for code in codes])
+    got = pd.Series(_names(labels, codes))
+    assert got.dtype == expected.dtype and got.equals(expected)
+    assert len(_names(labels, codes[:0])) == 0

@@ -732,15 +732,13 @@ class Device:
         In place: the merged samples overwrite the first half of the columns,
         which are then cut (a copy of the columns would double a long run's
         peak memory at every halving)."""
-        starts = np.frombuffer(self._sample_starts, dtype=np.int64)
-        first, width = int(starts[1]), int(starts[2] - starts[1])
-        codes = np.frombuffer(self._sample_codes, dtype=np.uint32)
-        body_codes = codes[first:]
-        same = (len(body_codes) % width == 0
-                and (body_codes.reshape(-1, width) == body_codes[:width]).all())
-        power_codes = {*self._power_codes.values(), self._power_total_code}
-        power = np.array([int(code) in power_codes for code in body_codes[:width]])
-        del starts, codes, body_codes  # views lock the arrays against resizing
+        starts = self._sample_starts
+        first, width = starts[1], starts[2] - starts[1]
+        # every sample after the first has its layout: each equals the one before,
+        # compared in place (a comparison in numpy is a temporary of the series')
+        with memoryview(self._sample_codes) as codes:  # locks the array until closed
+            same = ((len(codes) - first) % width == 0
+                    and codes[first + width:] == codes[first:len(codes) - width])
         if not same:
             # Samples of different layouts (a component attached mid-run; radios are
             # attached at build): keep them all and do not double the period, so
@@ -748,7 +746,8 @@ class Device:
             return
         self._sample_skip *= 2
         self._samples_due = 0
-        rows = self._merge_pairs(first, width, power)
+        # a sample's powers follow its temperatures and levels (_layout)
+        rows = self._merge_pairs(first, width, len(self._head_codes))
         # every kept sample has the layout of the first merged one: codes and
         # offsets of the first ``rows`` are already right
         del self._sample_values[first + rows * width:]
@@ -756,10 +755,12 @@ class Device:
         del self._sample_times[1 + rows:]
         del self._sample_starts[1 + rows:]
 
-    def _merge_pairs(self, first: int, width: int, power: np.ndarray) -> int:
+    def _merge_pairs(self, first: int, width: int, power: int) -> int:
         """:meth:`_halve`'s arithmetic on views of the columns (gone on return):
         samples ``2i+1, 2i+2`` become sample ``i+1`` (an odd one out is kept as
-        is); returns the number of samples after the first."""
+        is); returns the number of samples after the first. A sample's values from
+        index ``power`` on are powers (W), averaged; the others are the later's.
+        No temporary larger than a column of times (8 bytes a sample)."""
         values = np.frombuffer(self._sample_values, dtype=float)
         times = np.frombuffer(self._sample_times, dtype=float)
         body = values[first:].reshape(-1, width)
@@ -767,9 +768,22 @@ class Device:
         pairs = len(body) // 2
         early, late = body[0:2 * pairs:2], body[1:2 * pairs:2]
         t_early, t_late = period[0:2 * pairs:2, None], period[1:2 * pairs:2, None]
-        late[:, power] = ((early[:, power] * t_early + late[:, power] * t_late)
-                          / (t_early + t_late))
-        body[:pairs] = late  # an overlapping copy: numpy buffers it
+        # powers are a sample's last columns (_layout): views, merged in place with
+        # the operations of (early * t_early + late * t_late) / (t_early + t_late)
+        # (the same floats: IEEE addition commutes); the early rows are dropped
+        early, late = early[:, power:], late[:, power:]
+        late *= t_late
+        early *= t_early
+        late += early
+        late /= t_early + t_late
+        # sample 2i+1 to i in blocks that do not overlap (each reads rows past the
+        # ones it writes): one copy of ``late`` would be a transient of half the
+        # series, and freeing it raises glibc's mmap threshold (heap kept resident)
+        done = 0
+        while done < pairs:
+            end = min(2 * done + 1, pairs)
+            body[done:end] = body[2 * done + 1:2 * end:2]
+            done = end
         body[pairs:pairs + len(body) - 2 * pairs] = body[2 * pairs:]
         at = times[1:]
         at[:pairs] = at[1:2 * pairs:2]
