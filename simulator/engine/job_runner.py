@@ -556,10 +556,12 @@ class _PlanState:
             else:
                 place = resolved.get(placement)
                 if place is None:
-                    place = resolved[placement] = resolve(system, job, placement, row,
-                                                          self.labels)
+                    device, local, proc = resolve(system, job, placement, row, self.labels)
+                    # one (device, local) tuple per placement, shared by its rows:
+                    # comparing two rows' places is then mostly an identity test
+                    place = resolved[placement] = (device, local, proc, (device, local))
                 last_placement, last_place = placement, place
-            device, local, proc = place
+            device, local, proc, pair = place
             key = (id(placement), alike(values))
             cost = costs.get(key)
             if cost is None:
@@ -572,7 +574,7 @@ class _PlanState:
                     raise ConfigError(f"kernel {self.labels[row]} ({record['op']}, "
                                       f"{record['precision']}) cannot run: {err}") from None
                 costs[key] = cost
-            self.where.append((device, local))
+            self.where.append(pair)
             self.procs.append(proc)
             self.costs.append(cost)
             self.units.append(placement.units)
@@ -586,9 +588,10 @@ class _PlanState:
         self.bytes_out = table["bytes_out"].to_numpy(dtype=float)
         self.bytes_in = table["bytes_in"].to_numpy(dtype=float)
         home = (job.device, home_processor(system.device(job.device).processors))
-        self.upload = [system.route(home, self.where[row]) if not preds else []
+        # () where no data moves: one shared empty route, not a list per row
+        self.upload = [system.route(home, self.where[row]) if not preds else ()
                        for row, preds in enumerate(trace.preds)]
-        self.download = [system.route(self.where[row], home) if not succs else []
+        self.download = [system.route(self.where[row], home) if not succs else ()
                          for row, succs in enumerate(trace.succs)]
         self.preds = trace.preds
         self.preds_count = [len(p) for p in trace.preds]
@@ -599,15 +602,18 @@ class _PlanState:
         self.fanout: list[list[tuple[list, list[int]]]] = []
         routes: dict[tuple, tuple[list, tuple]] = {}  # (src, dst) -> (route, its key)
         where = self.where
+        place = where.__getitem__
         for row, succs in enumerate(trace.succs):
-            if len(succs) == 1:  # most rows: one group, without the grouping dict
-                succ = succs[0]
-                pair = (where[row], where[succ])
+            # most rows: one successor, or all of them on one processor (one group,
+            # without the grouping dict)
+            destinations = (where[succs[0]],) if len(succs) == 1 else set(map(place, succs))
+            if len(destinations) == 1:
+                pair = (where[row], *destinations)
                 found = routes.get(pair)
                 if found is None:
                     route = system.route(*pair)
                     found = routes[pair] = (route, tuple(id(c) for c in route))
-                self.fanout.append([(found[0], [succ])])
+                self.fanout.append([(found[0], list(succs))])
                 continue
             groups: dict[tuple, tuple[list, list[int]]] = {}
             for succ in succs:
