@@ -5,7 +5,9 @@ the Snapdragon 865) with each executor, checks that every executor produced
 the same results table, and prints wall time, runs per second and speedup,
 next to the goal (issue 21: two local workers at least 1.8x one), and the
 machine's two-process capacity measured in the same run (a shared machine
-gives less than 2.0x; read the speedup against it)::
+gives less than 2.0x; read the speedup against it), and where the two-worker run's
+CPU went: this process (expanding, preflight, the tables), the workers, and the minor
+page faults of workers forked from this process::
 
     python benchmarks/sweep.py                 # all executors
     python benchmarks/sweep.py --runs-only 1   # just the in-process baseline
@@ -42,25 +44,32 @@ EXPERIMENT = {
 }
 
 
-def _cpu_s() -> float:
-    """CPU seconds used by this process and its reaped children (local workers)."""
+def _usage() -> tuple[float, float, int]:
+    """(CPU s of this process, CPU s of its reaped children: local workers, minor page
+    faults of both)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return (own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime,
+            own.ru_minflt + kids.ru_minflt)
 
 
-def timed(label: str, folder: Path, **options) -> tuple[str, float, float, pd.DataFrame]:
-    """Run the sweep into ``folder``; return (label, wall s, local CPU s, results)."""
+Timing = tuple[str, float, float, pd.DataFrame, tuple[float, float, int]]
+
+
+def timed(label: str, folder: Path, **options) -> Timing:
+    """Run the sweep into ``folder``; return (label, wall s, local CPU s, results, and
+    :func:`_usage`'s split of that CPU and the page faults)."""
     # Each timing starts as a `socsim run` process does, with no generated trace kept
     # (local workers, forked from here, would inherit the earlier timings' traces).
     generated_traces.cache_clear()
-    cpu, start = _cpu_s(), time.perf_counter()
+    before, start = _usage(), time.perf_counter()
     sweep = run_experiment(EXPERIMENT, out=folder, **options)
-    return label, time.perf_counter() - start, _cpu_s() - cpu, sweep.results
+    wall = time.perf_counter() - start
+    used = tuple(after - first for after, first in zip(_usage(), before, strict=True))
+    return label, wall, used[0] + used[1], sweep.results, used
 
 
-def median_of(repeat: int, label: str, folder: Path, **options
-              ) -> tuple[str, float, float, pd.DataFrame]:
+def median_of(repeat: int, label: str, folder: Path, **options) -> Timing:
     """:func:`timed` ``repeat`` times; the run with the median wall time (a 2-core
     machine's scheduling noise moves one 2-worker sweep by +-20 %)."""
     runs = sorted((timed(label, folder / str(i), **options) for i in range(repeat)),
@@ -141,7 +150,7 @@ def main() -> None:
                 rows.append(median_of(args.repeat, "dask LocalCluster, 2 processes",
                                       tmp / "dask", scheduler_address=cluster.scheduler_address))
 
-    _, base_wall, _, base_results = rows[0]
+    _, base_wall, _, base_results, _ = rows[0]
     runs = len(base_results)
     capacity = parallel_capacity()
     print(f"\n{runs}-run sweep ({EXPERIMENT['soc']}, resnet18/mobilenet_v2, "
@@ -149,12 +158,12 @@ def main() -> None:
           f"{os.cpu_count()} CPUs, two-process "
           f"capacity {capacity:.2f}x, load average {os.getloadavg()[0]:.1f}")
     print(f"{'executor':<34}{'wall s':>8}{'CPU s':>8}{'runs/s':>8}{'speedup':>9}  same results")
-    for label, wall, cpu, results in rows:
+    for label, wall, cpu, results, _ in rows:
         same = results.equals(base_results)
         print(f"{label:<34}{wall:>8.1f}{cpu:>8.1f}{runs / wall:>8.1f}{base_wall / wall:>9.2f}"
               f"  {same}")
     print("(CPU s counts this process and local worker processes, not Dask workers)")
-    two = [wall for label, wall, _, _ in rows if label.startswith("local, 2")]
+    two = [wall for label, wall, *_ in rows if label.startswith("local, 2")]
     if two and rows[0][0].startswith("local, 1"):
         speedup = base_wall / two[0]
         print(f"2 workers vs 1: {speedup:.2f}x (goal >= {SPEEDUP_GOAL}: "
@@ -162,10 +171,16 @@ def main() -> None:
               f"{speedup / capacity:.2f} of this machine's two-process capacity")
         # What the two workers cost in CPU over one worker's run: on two free cores
         # the speedup is at most 2 x CPU(1 worker) / CPU(2 workers).
-        cpu_one, cpu_two = rows[0][2], [cpu for label, _, cpu, _ in rows
+        cpu_one, cpu_two = rows[0][2], [cpu for label, _, cpu, *_ in rows
                                         if label.startswith("local, 2")][0]
         print(f"CPU seconds, 1 worker {cpu_one:.1f} vs 2 workers {cpu_two:.1f}: on two "
               f"free cores at most {2 * cpu_one / cpu_two:.2f}x")
+        # this process's part (expanding, preflight, the tables) and the workers', and
+        # the page faults of forked workers touching the heap they share with it
+        one, two = rows[0][4], [row[4] for row in rows if row[0].startswith("local, 2")][0]
+        print(f"  with 2 workers, this process {two[0]:.2f} CPU s and the workers {two[1]:.2f}"
+              f"; minor page faults {two[2] / 1e3:.1f} k (1 worker, in this "
+              f"process: {one[0]:.2f} CPU s, {one[2] / 1e3:.1f} k)")
     failed = int((base_results["status"] != "ok").sum())
     if failed:
         first = base_results.loc[base_results["status"] != "ok", "error"].iloc[0]
