@@ -106,10 +106,13 @@ class ProcessPoolExecutor:
     worker runs which task: tasks with the same affinity key (the runs of one
     workload, which build the same trace) stay with the worker that started them
     (see :class:`_Affinity`). A worker holds one task at a time and is handed the
-    next as soon as it answers (~0.1 ms; a pool of queues and feeder threads took
-    ~0.6 ms a task). No thread runs in this process, so forking a worker, also a
-    replacement, never copies a lock another thread holds. A worker that dies fails
-    the task it held (:class:`WorkerDied`); a new one takes its place.
+    next as soon as it answers (~0.05 ms; a pool of queues and feeder threads took
+    ~0.6 ms a task). No Python thread runs in this process, so forking a worker, also
+    a replacement, copies no lock another thread holds (pyarrow's allocator thread
+    is fork-safe). A worker that dies fails the task it was running
+    (:class:`WorkerDied`) and a new one takes its place; a task it was handed but
+    never received goes back to the queue. Workers are daemonic, like
+    ``multiprocessing.Pool``'s: a task cannot start processes of its own.
 
     Args:
         workers: number of processes.
@@ -117,6 +120,9 @@ class ProcessPoolExecutor:
 
     shares_files = True
     keeps_affinity = True
+    # Times a task goes back to the queue because its worker died before receiving
+    # it (a worker that dies at start-up would otherwise be replaced forever).
+    RESENDS = 2
 
     def __init__(self, workers: int):
         if workers < 1:
@@ -138,53 +144,72 @@ class ProcessPoolExecutor:
             tasks: its arguments.
             affinity: a key per task (None: every task its own); see :class:`_Affinity`.
         """
-        from multiprocessing.connection import wait
-
+        if affinity is not None and len(affinity) != len(tasks):
+            raise ValueError(f"{len(affinity)} affinity keys for {len(tasks)} tasks")
+        self.close()  # a previous map's workers, if it was not closed
         if not tasks:
             return
         order = _Affinity(range(len(tasks)) if affinity is None else affinity)
-        # every worker forked before any is handed a task
-        self._workers = [_Worker(slot) for slot in range(min(self.workers, len(tasks)))]
+        resends: dict[int, int] = {}
+        for slot in range(min(self.workers, len(tasks))):  # all forked before any task
+            self._workers.append(_Worker(slot))
         finished: list[tuple[int, Any]] = []
-
-        def hand(worker: _Worker) -> None:
-            """The worker's next task; a task that cannot be sent is its own failure."""
-            while (position := order.next(worker.slot)) is not None:
-                try:
-                    worker.send(position, fn, tasks[position])
-                    return
-                except OSError:  # the worker died: its pipe is closed
-                    finished.append((position, worker.died()))
-                    self._replace(worker)
-                    worker = self._workers[worker.slot]
-                except Exception as exc:  # noqa: BLE001 - a task that does not pickle
-                    finished.append((position, exc))
-
-        for worker in self._workers:
-            hand(worker)
+        for worker in list(self._workers):
+            finished += self._hand(worker, order, fn, tasks, resends)
         while True:
             yield from finished
             finished.clear()
             busy = [worker for worker in self._workers if worker.position is not None]
             if not busy:
                 return
-            ready = wait([end for worker in busy for end in (worker.pipe, worker.sentinel)])
-            for worker in busy:
-                if worker.pipe in ready or worker.sentinel in ready:
-                    finished.append(worker.receive())
-                    if not worker.alive:
-                        self._replace(worker)
-                    hand(self._workers[worker.slot])
+            for worker in _ready(busy):
+                finished.append(worker.receive())
+                if not worker.alive:
+                    worker = self._replace(worker)
+                finished += self._hand(worker, order, fn, tasks, resends)
 
-    def _replace(self, worker: _Worker) -> None:
+    def _hand(self, worker: _Worker, order: _Affinity, fn: Callable, tasks: Sequence[Any],
+              resends: dict[int, int]) -> list[tuple[int, Any]]:
+        """Send ``worker`` its next task; returns the tasks that failed on the way
+        (one that does not pickle, or one whose worker kept dying before receiving)."""
+        failed = []
+        while (position := order.next(worker.slot)) is not None:
+            try:
+                worker.send(position, fn, tasks[position])
+                return failed
+            except OSError:  # the worker died: the task never reached it
+                died = worker.died()
+                worker = self._replace(worker)
+                resends[position] = resends.get(position, 0) + 1
+                if resends[position] <= self.RESENDS:
+                    order.put_back(position)
+                else:
+                    failed.append((position, died))
+            except Exception as exc:  # noqa: BLE001 - a task that does not pickle
+                failed.append((position, exc))
+        return failed
+
+    def _replace(self, worker: _Worker) -> _Worker:
         worker.stop()
-        self._workers[worker.slot] = _Worker(worker.slot)
+        self._workers[worker.slot] = new = _Worker(worker.slot)
+        return new
 
     def close(self) -> None:
         """Stop the workers, including runs still executing (after an interrupt)."""
-        for worker in self._workers:
-            worker.stop()
-        self._workers = []
+        while self._workers:
+            self._workers.pop().stop()
+
+
+def _ready(busy: list[_Worker]) -> list[_Worker]:
+    """The busy workers with an answer or an end to read, waiting for one."""
+    from multiprocessing.connection import wait
+
+    if sys.platform == "win32":
+        # Windows waits on at most 63 handles (a dead worker's pipe is ready too)
+        ready = set(wait([worker.pipe for worker in busy]))
+    else:  # the end of a process, also one whose pipe another process holds open
+        ready = set(wait([end for worker in busy for end in (worker.pipe, worker.sentinel)]))
+    return [worker for worker in busy if worker.pipe in ready or worker.sentinel in ready]
 
 
 class WorkerDied(Exception):
@@ -223,10 +248,15 @@ class _Worker:
 
     def receive(self) -> tuple[int, Any]:
         """The held task's ``(position, value)``; the worker was seen ready."""
+        position = self.position
         try:
-            position, value = self.pipe.recv()
-        except (EOFError, OSError):  # it died; the sentinel or a closed pipe said so
-            return self.position, self.died()
+            if not self.pipe.poll():  # ended without an answer
+                raise EOFError
+            _, value = self.pipe.recv()
+        except (EOFError, OSError):
+            return position, self.died()
+        except Exception as exc:  # noqa: BLE001 - a value that does not unpickle here
+            value = exc
         self.position = None
         return position, value
 
@@ -246,12 +276,14 @@ class _Worker:
 
 
 def _serve(pipe, parent: int) -> None:
-    """A worker's loop: a task in, its value (or the exception it raised) out."""
+    """A worker's loop: a task in, its value (or the exception it raised) out. It ends
+    when stopped (``terminate``), with its parent (:func:`_die_with`), or at the end
+    of its pipe (spawned workers: forked ones share the parent's end with it)."""
     _init_worker(parent)
     while True:
         try:
             position, fn, task = pipe.recv()
-        except EOFError:  # the parent closed the pool
+        except EOFError:
             return
         try:
             value = fn(task)
@@ -277,8 +309,9 @@ class _Affinity:
     """
 
     def __init__(self, keys: Iterable[Hashable]):
+        self.keys = list(keys)
         self.left: dict[Hashable, deque[int]] = {}
-        for position, key in enumerate(keys):
+        for position, key in enumerate(self.keys):
             self.left.setdefault(key, deque()).append(position)
         self.unstarted = deque(self.left)
         self.current: dict[int, Hashable] = {}
@@ -296,6 +329,14 @@ class _Affinity:
         if not tasks:
             del self.left[key]
         return position
+
+    def put_back(self, position: int) -> None:
+        """Queue a task again, first of its key (its worker died before taking it)."""
+        key = self.keys[position]
+        if key not in self.left:
+            self.left[key] = deque()
+            self.unstarted.appendleft(key)
+        self.left[key].appendleft(position)
 
     def _new_key(self) -> Hashable:
         while self.unstarted:

@@ -127,28 +127,33 @@ def _join(arrays: list[np.ndarray]) -> np.ndarray:
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
-# Names taken with Arrow's ``take`` up to this many values (see _names)
+# Names taken with one Arrow ``take`` up to this many values, in blocks of it beyond
+# (see _names)
 _TAKE_AT_MOST = 65_536
 
 
 def _exact_strings(labels: list[str], codes: np.ndarray, kind):
     """An Arrow string array (``kind``: ``large_string`` or ``string``) of
-    ``labels[code]`` per code, written into its offset and UTF-8 buffers with numpy:
-    one pass per label, no temporary larger than one label's copies."""
+    ``labels[code]`` per code, in offset and UTF-8 buffers of their exact final size,
+    filled by Arrow's ``take`` a block of :data:`_TAKE_AT_MOST` values at a time (its
+    transients stay one block's)."""
     import pyarrow as pa
 
-    encoded = [np.frombuffer(label.encode(), dtype=np.uint8) for label in labels]
-    offsets = np.zeros(len(codes) + 1,
-                       dtype=np.int64 if kind == pa.large_string() else np.int32)
-    # each value's length, then where it ends
-    np.take(np.array([len(label) for label in encoded], dtype=offsets.dtype), codes,
-            out=offsets[1:])
+    table = pa.array(labels, type=kind)
+    sizes = np.array([len(label.encode()) for label in labels],
+                     dtype=np.int64 if kind == pa.large_string() else np.int32)
+    offsets = np.zeros(len(codes) + 1, dtype=sizes.dtype)
+    np.take(sizes, codes, out=offsets[1:])  # each value's length, then where it ends
     np.cumsum(offsets, out=offsets)
     data = np.empty(offsets[-1], dtype=np.uint8)
-    for code, label in enumerate(encoded):
-        at = offsets[:-1][codes == code]  # where each of this label's copies starts
-        if len(at) and len(label):  # all its copies' bytes in one assignment
-            data[(at[:, None] + np.arange(len(label))).ravel()] = np.tile(label, len(at))
+    for first in range(0, len(codes), _TAKE_AT_MOST):
+        block = table.take(pa.array(codes[first:first + _TAKE_AT_MOST]))
+        _, block_offsets, block_data = block.buffers()
+        count = len(block)
+        ends = np.frombuffer(block_offsets, dtype=offsets.dtype, count=count + 1)
+        start, stop = offsets[first], offsets[first + count]
+        data[start:stop] = np.frombuffer(block_data, dtype=np.uint8,
+                                         count=int(ends[count] - ends[0]), offset=int(ends[0]))
     return pa.Array.from_buffers(kind, len(codes),
                                  [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
@@ -159,10 +164,9 @@ def _names(labels: list[str], codes: np.ndarray) -> pd.api.extensions.ExtensionA
     Arrow-backed strings: a short series takes from the labels by code (Arrow's
     ``take``, straight from the uint32 codes; pandas' ``take`` would copy them to
     int64 twice). A long one is assembled in two buffers of their exact final size
-    (:func:`_exact_strings`): ``take`` grows its buffers in Arrow's allocator
-    (mimalloc), which keeps the pages it let go, measured ~2.5 MB more peak RSS for
-    the 0.4 M names (7.6 MB) of a 150-epoch run of convergence.yaml; for a few
-    thousand names ``take`` is faster (0.1 against 0.3 ms) and its slack negligible."""
+    (:func:`_exact_strings`): one ``take`` of it all grows its buffers in Arrow's
+    allocator (mimalloc), which keeps the pages it let go, measured ~2.5 MB more peak
+    RSS for the 0.4 M names (7.6 MB) of a 150-epoch run of convergence.yaml."""
     dtype = pd.Series(labels).dtype
     table = pd.array(labels, dtype=dtype)
     if getattr(dtype, "storage", None) == "pyarrow":

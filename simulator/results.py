@@ -263,6 +263,12 @@ def summary_table(results: pd.DataFrame) -> pd.DataFrame:
 
     params = param_columns(results)
     metrics = metric_columns(results)
+    columns: dict[str, Any] = {"run": pd.Series(dtype="int64")}
+    columns.update({p: results[p].iloc[0:0] for p in params})
+    if results.empty:
+        return pd.DataFrame({**columns, "repeats": pd.Series(dtype="int64"),
+                             **{f"{m}_{s}": pd.Series(dtype="float64")
+                                for m in metrics for s in ("mean", "ci95")}})
     # Whole columns at once, then one slice per sweep point: a pandas group per point
     # cost ~2 ms, most of a 100-run sweep's tables. Rows keep their order within a
     # point (a stable sort), as groupby's did, so every mean adds in the same order.
@@ -270,9 +276,9 @@ def summary_table(results: pd.DataFrame) -> pd.DataFrame:
     order = np.argsort(runs, kind="stable")
     points, starts = np.unique(runs[order], return_index=True)
     ends = [*starts[1:], len(order)]
-    ok = (results["status"] == "ok").to_numpy()
+    ok = (results["status"] == "ok").to_numpy(dtype=bool, na_value=False)
     values = results[metrics].to_numpy(dtype=float)
-    columns: dict[str, Any] = {"run": pd.Series(points, dtype="int64")}
+    columns["run"] = pd.Series(points, dtype="int64")
     for p in params:
         columns[p] = results[p].iloc[order[starts]].reset_index(drop=True)
     repeats, stats = [], []

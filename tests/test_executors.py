@@ -31,6 +31,13 @@ def test_the_tail_is_shared_from_the_key_with_most_tasks_left():
     assert order.next(1) is None
 
 
+def test_a_task_put_back_is_its_workers_next_even_when_its_key_had_run_out():
+    order = _Affinity(["a", "b", "a"])
+    assert _take(order, 0, 2) == [0, 2]  # a is done
+    order.put_back(2)  # its worker died before taking it
+    assert order.next(0) == 2 and order.next(0) == 1 and order.next(0) is None
+
+
 def test_without_keys_tasks_go_in_order():
     order = _Affinity(range(4))
     assert [order.next(worker) for worker in (0, 1, 1, 0, 0)] == [0, 1, 2, 3, None]
@@ -88,3 +95,34 @@ def test_a_worker_that_dies_fails_only_the_tasks_it_held():
     assert failed == {3}
     assert isinstance(values[3], WorkerDied)
     assert all(values[i] == i * 10 for i in range(10) if i not in failed)
+
+
+def _refuse():
+    raise TypeError("cannot be rebuilt here")
+
+
+class _Unloadable:
+    """Pickles, but unpickling it (in the parent) raises."""
+
+    def __reduce__(self):
+        return _refuse, ()
+
+
+def _odd_unloadable(task: int):
+    return _Unloadable() if task % 2 else task
+
+
+def test_a_value_that_does_not_unpickle_fails_its_task_alone():
+    pool = ProcessPoolExecutor(2)
+    try:
+        values = dict(pool.map_unordered(_odd_unloadable, list(range(6))))
+    finally:
+        pool.close()
+    assert [values[i] for i in (0, 2, 4)] == [0, 2, 4]
+    assert all(isinstance(values[i], TypeError) for i in (1, 3, 5))
+
+
+def test_affinity_keys_must_match_the_tasks():
+    pool = ProcessPoolExecutor(2)
+    with pytest.raises(ValueError, match="2 affinity keys for 3 tasks"):
+        list(pool.map_unordered(_pid_of, [0, 1, 2], affinity=["a", "b"]))

@@ -343,11 +343,12 @@ class CostModel:
         state is its memos, so sharing changes no result.
         """
         key = (id(soc), slowdown)
-        model = _SHARED.get(key)
+        model = _SHARED.pop(key, None)  # re-inserted below: the dict is in use order
         if model is None or model.soc is not soc:  # an id can be reused once freed
-            if len(_SHARED) >= _SHARED_MODELS:
-                del _SHARED[next(iter(_SHARED))]  # the oldest
-            model = _SHARED[key] = cls(soc, slowdown)
+            while len(_SHARED) >= _SHARED_MODELS:
+                _SHARED.pop(next(iter(_SHARED)), None)  # the least recently used
+            model = cls(soc, slowdown)
+        _SHARED[key] = model
         return model
 
     def check_support(self, processor: str, op: str, precision: str) -> None:
@@ -531,11 +532,12 @@ class CostModel:
         return cost
 
 
-# Shared cost models (CostModel.shared), oldest dropped first: a model keeps its spec
-# alive, so an id in the key cannot be reused while its entry is here.
+# Shared cost models (CostModel.shared), the least recently used dropped first: a model
+# keeps its spec alive, so an id in the key cannot be reused while its entry is here.
 _SHARED: dict[tuple[int, float], CostModel] = {}
 _SHARED_MODELS = 16
-# Kernel costs a model keeps: ~0.5 kB each, so at most ~30 MB a model.
+# Kernel costs a model keeps: ~0.5 kB each, so at most ~30 MB a model and ~0.5 GB for
+# all 16 (a sweep's runs meet a few hundred distinct kernels: d-Xenos's 27 runs 365).
 _MEMO_COSTS = 65_536
 
 
