@@ -127,33 +127,36 @@ def _join(arrays: list[np.ndarray]) -> np.ndarray:
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
-# Names taken with one Arrow ``take`` up to this many values, in blocks of it beyond
-# (see _names)
+# Names taken with one Arrow ``take`` up to this many values (see _names), and the
+# values _exact_strings gathers at a time beyond (its transients: ~0.7 MB)
 _TAKE_AT_MOST = 65_536
+_BLOCK = 4_096
 
 
 def _exact_strings(labels: list[str], codes: np.ndarray, kind):
     """An Arrow string array (``kind``: ``large_string`` or ``string``) of
     ``labels[code]`` per code, in offset and UTF-8 buffers of their exact final size,
-    filled by Arrow's ``take`` a block of :data:`_TAKE_AT_MOST` values at a time (its
-    transients stay one block's)."""
+    the bytes gathered with numpy from the labels' concatenation a block of
+    :data:`_BLOCK` values at a time (its index arrays are the only transients)."""
     import pyarrow as pa
 
-    table = pa.array(labels, type=kind)
-    sizes = np.array([len(label.encode()) for label in labels],
+    encoded = [label.encode() for label in labels]
+    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    sizes = np.array([len(label) for label in encoded],
                      dtype=np.int64 if kind == pa.large_string() else np.int32)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)  # in blob
     offsets = np.zeros(len(codes) + 1, dtype=sizes.dtype)
     np.take(sizes, codes, out=offsets[1:])  # each value's length, then where it ends
     np.cumsum(offsets, out=offsets)
     data = np.empty(offsets[-1], dtype=np.uint8)
-    for first in range(0, len(codes), _TAKE_AT_MOST):
-        block = table.take(pa.array(codes[first:first + _TAKE_AT_MOST]))
-        _, block_offsets, block_data = block.buffers()
-        count = len(block)
-        ends = np.frombuffer(block_offsets, dtype=offsets.dtype, count=count + 1)
-        start, stop = offsets[first], offsets[first + count]
-        data[start:stop] = np.frombuffer(block_data, dtype=np.uint8,
-                                         count=int(ends[count] - ends[0]), offset=int(ends[0]))
+    for first in range(0, len(codes), _BLOCK):
+        block = codes[first:first + _BLOCK]
+        begin, end = int(offsets[first]), int(offsets[first + len(block)])
+        # byte i of the block comes from blob[its label's start + i - its value's start]
+        source = np.repeat(starts[block] - (offsets[first:first + len(block)] - begin),
+                           sizes[block])
+        source += np.arange(end - begin)
+        data[begin:end] = blob[source]
     return pa.Array.from_buffers(kind, len(codes),
                                  [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
