@@ -13,6 +13,15 @@ def _take(order: _Affinity, worker: int, count: int) -> list[int]:
     return [order.next(worker) for _ in range(count)]
 
 
+def _run(fn, tasks: list, **options) -> dict:
+    """``{position: value}`` of ``tasks`` on a fresh 2-worker pool, closed after."""
+    pool = ProcessPoolExecutor(2)
+    try:
+        return dict(pool.map_unordered(fn, tasks, **options))
+    finally:
+        pool.close()
+
+
 def test_a_worker_keeps_the_key_it_started_then_takes_the_next_unstarted_one():
     order = _Affinity(["a", "b", "a", "c", "b", "a", "c"])
     assert _take(order, 0, 2) == [0, 2]  # a's first two
@@ -54,12 +63,8 @@ def _die_on_three(task: int) -> int:
 
 
 def test_the_pool_runs_every_task_once_and_starts_each_key_on_its_own_worker():
-    pool = ProcessPoolExecutor(2)
-    try:
-        keys = ["x"] * 6 + ["y"] * 6
-        values = dict(pool.map_unordered(_pid_of, list(range(12)), affinity=keys))
-    finally:
-        pool.close()
+    keys = ["x"] * 6 + ["y"] * 6
+    values = _run(_pid_of, list(range(12)), affinity=keys)
     assert sorted(values) == list(range(12))
     assert all(values[i][0] == i for i in range(12))
     # two keys, two workers: each key starts on its own worker (which takes which
@@ -72,24 +77,16 @@ def _unpicklable(task: int):
 
 
 def test_a_value_or_a_task_that_cannot_be_sent_fails_alone():
-    pool = ProcessPoolExecutor(2)
-    try:
-        values = dict(pool.map_unordered(_unpicklable, [0, 1]))
-        mixed = dict(pool.map_unordered(_pid_of, [0, lambda: 1, 2]))
-    finally:
-        pool.close()
+    values = _run(_unpicklable, [0, 1])
+    mixed = _run(_pid_of, [0, lambda: 1, 2])
     assert all("cannot be sent back" in str(value) for value in values.values())
     assert isinstance(mixed[1], Exception) and mixed[0][0] == 0 and mixed[2][0] == 2
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a worker killing itself with os._exit")
 def test_a_worker_that_dies_fails_only_the_tasks_it_held():
-    pool = ProcessPoolExecutor(2)
-    try:
-        # no keys: tasks in order; task 3's worker dies, a new one takes the rest
-        values = dict(pool.map_unordered(_die_on_three, list(range(10))))
-    finally:
-        pool.close()
+    # no keys: tasks in order; task 3's worker dies, a new one takes the rest
+    values = _run(_die_on_three, list(range(10)))
     assert sorted(values) == list(range(10))
     failed = {i for i, value in values.items() if isinstance(value, Exception)}
     assert failed == {3}
@@ -113,16 +110,11 @@ def _odd_unloadable(task: int):
 
 
 def test_a_value_that_does_not_unpickle_fails_its_task_alone():
-    pool = ProcessPoolExecutor(2)
-    try:
-        values = dict(pool.map_unordered(_odd_unloadable, list(range(6))))
-    finally:
-        pool.close()
+    values = _run(_odd_unloadable, list(range(6)))
     assert [values[i] for i in (0, 2, 4)] == [0, 2, 4]
     assert all(isinstance(values[i], TypeError) for i in (1, 3, 5))
 
 
 def test_affinity_keys_must_match_the_tasks():
-    pool = ProcessPoolExecutor(2)
     with pytest.raises(ValueError, match="2 affinity keys for 3 tasks"):
-        list(pool.map_unordered(_pid_of, [0, 1, 2], affinity=["a", "b"]))
+        _run(_pid_of, [0, 1, 2], affinity=["a", "b"])
