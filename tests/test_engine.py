@@ -162,6 +162,21 @@ def test_schedutil_skips_exactly_the_decisions_that_keep_the_request():
     assert governor._keeping(domain)[0] == -math.inf  # idle at the floor
 
 
+def test_schedutils_share_keep_intervals_only_when_they_decide_alike():
+    from simulator.spec.soc import OPP
+
+    class Eager(Schedutil):  # another decision at the same headroom
+        def decide(self, domain, utilisation):
+            return domain.top if utilisation > 0.1 else 0
+
+    opps = [OPP(frequency=f"{f} MHz", voltage="0.8 V") for f in (300, 600, 1200)]
+    for governor in (Schedutil(), Schedutil(headroom=2.0), Eager(), Schedutil()):
+        domain = FrequencyDomain("x", opps)
+        domain.request(1)
+        # what update() uses (kept for the process) is what this governor computes
+        assert governor._shared_keeping(domain) == governor._keeping(domain)
+
+
 def test_no_governor_goes_below_the_os_floor_but_the_thermal_cap_does(tiny_soc):
     opps = tiny_soc.cpu["big"].opps
     domain = FrequencyDomain("x", opps, min_frequency=opps[0].frequency * 1.01)
