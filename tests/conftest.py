@@ -125,6 +125,16 @@ def diamond():
     return make_trace([kernel(0), kernel(1, "0"), kernel(2, "0"), kernel(3, "1 2")])
 
 
+def act_on(context, job: str, steps) -> None:
+    """Start a process on a policy's ``context`` that, for each ``(delay s, action)``
+    of ``steps``, waits and calls ``action(handle of job)``: a policy acting mid-run."""
+    def script():
+        for delay, action in steps:
+            yield context.timeout(delay)
+            action(context.job(job))
+    context.start(script())
+
+
 def run(soc: SocSpec, trace, policy: dict, audit: bool = True, **experiment):
     """Simulate ``trace`` on ``soc`` (performance governor unless given), checking
     the engine's promises on every kernel unless ``audit`` is False."""

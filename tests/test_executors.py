@@ -83,7 +83,6 @@ def test_a_value_or_a_task_that_cannot_be_sent_fails_alone():
     assert isinstance(mixed[1], Exception) and mixed[0][0] == 0 and mixed[2][0] == 2
 
 
-@pytest.mark.skipif(os.name != "posix", reason="a worker killing itself with os._exit")
 def test_a_worker_that_dies_fails_only_the_tasks_it_held():
     # no keys: tasks in order; task 3's worker dies, a new one takes the rest
     values = _run(_die_on_three, list(range(10)))

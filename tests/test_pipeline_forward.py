@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import kernel, make_trace
+from conftest import act_on, kernel, make_trace
 
 from policies.manual import Manual
 from simulator.engine.simulation import Simulation
@@ -132,17 +132,9 @@ class _Meddler(Manual):
 
     def bind(self, context):
         super().bind(context)
-
-        def script():
-            yield context.timeout(2.0)
-            job = context.job("x")
-            job.set_share(0.5)
-            yield context.timeout(2.0)
-            job.suspend()
-            job.abort()
-            yield context.timeout(0.5)
-            job.resume()
-        context.start(script())
+        act_on(context, "x", [(2.0, lambda job: job.set_share(0.5)),
+                              (2.0, lambda job: (job.suspend(), job.abort())),
+                              (0.5, lambda job: job.resume())])
 
 
 def test_a_policy_changing_the_run_during_a_hold_ends_it(tiny_soc, tiny_soc_file,

@@ -116,15 +116,21 @@ _SHARED = {"a": Placement("cpu.big", 2, 0.5), "b": Placement("cpu.big", 2, 0.3)}
 
 
 # -- a tenant that queues behind a held frame --------------------------------------
+def _b_arrives_while_a_is_held(soc, monkeypatch, trace_a, a, b: Placement,
+                               iterations: int, trace_b=CHAIN_B) -> None:
+    """a (fast-forwarded) runs ``trace_a`` at ``a`` (a placement or one per row); b
+    runs ``trace_b`` at ``b`` from 0.3 s, when a's frames are held: as at kernel level."""
+    name = _policy(monkeypatch, _plan_of({"a": a, "b": b}))
+    _as_kernel_level(soc, name, {"a": trace_a, "b": trace_b}, iterations=iterations,
+                     ff_jobs=["a"], jobs_extra={"b": {"start": "300 ms"}})
+
+
 def test_a_tenant_arriving_during_holds_queues_as_at_kernel_level(tiny_soc, monkeypatch):
     # a: a chain holding both big units (share 1); b: 1 unit, starts at 0.3 s, when a
     # is held; at kernel level b's kernel waits for a's kernel to end, then a's next
     # kernel waits for b's
-    name = _policy(monkeypatch, _plan_of({"a": Placement("cpu.big", 2, 1.0),
-                                          "b": Placement("cpu.big", 1, 1.0)}))
-    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                     iterations=200, ff_jobs=["a"],
-                     jobs_extra={"b": {"start": "300 ms"}})
+    _b_arrives_while_a_is_held(tiny_soc, monkeypatch, CHAIN_A, Placement("cpu.big", 2, 1.0),
+                               Placement("cpu.big", 1, 1.0), iterations=200)
 
 
 def test_two_tenants_that_do_not_fit_side_by_side(tiny_soc, monkeypatch):
@@ -144,11 +150,16 @@ def test_a_frame_over_big_and_little_with_another_tenant_on_big(tiny_soc, monkey
     # a: rows alternate big (2 units, share 1) and little; b: 1 unit of big, small
     # kernels (they fit in a's little phases at kernel level)
     small_b = [kernel(0, flops=2e6), kernel(1, "0", flops=2e6)]
-    name = _policy(monkeypatch, _plan_of({"a": _big_little(4),
-                                          "b": Placement("cpu.big", 1, 1.0)}))
-    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": small_b},
-                     iterations=200, ff_jobs=["a"],
-                     jobs_extra={"b": {"start": "300 ms"}})
+    _b_arrives_while_a_is_held(tiny_soc, monkeypatch, CHAIN_A, _big_little(4),
+                               Placement("cpu.big", 1, 1.0), iterations=200, trace_b=small_b)
+
+
+def _schedutil_beside_b_on_little(soc, monkeypatch, a) -> None:
+    """a runs CHAIN_A at ``a`` (a placement or one per row), b runs CHAIN_B on one
+    little unit at share 0.5, under schedutil for 600 frames: as at kernel level."""
+    name = _policy(monkeypatch, _plan_of({"a": a, "b": Placement("cpu.little", 1, 0.5)}))
+    _as_kernel_level(soc, name, {"a": CHAIN_A, "b": CHAIN_B}, iterations=600,
+                     governor="schedutil")
 
 
 def test_schedutil_on_a_frame_over_big_and_little(hot_soc, monkeypatch):
@@ -156,19 +167,14 @@ def test_schedutil_on_a_frame_over_big_and_little(hot_soc, monkeypatch):
     # level: big's busiest core is busy only in a's big phases; a stand-in holding
     # the mean (about 1 unit) all frame long would read min(busy, 1) = 1: such a
     # frame (units not constant on a processor) is no template
-    name = _policy(monkeypatch, _plan_of({"a": _big_little(4),
-                                          "b": Placement("cpu.little", 1, 0.5)}))
-    _as_kernel_level(hot_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                     iterations=600, governor="schedutil")
+    _schedutil_beside_b_on_little(hot_soc, monkeypatch, _big_little(4))
 
 
 def test_schedutil_on_a_chain_of_unequal_units(hot_soc, monkeypatch):
     # one processor, one chain, but rows of 2 units at share 1 and 1 unit at share 0.5
     rows = [Placement("cpu.big", 2, 1.0) if i % 2 == 0 else Placement("cpu.big", 1, 0.5)
             for i in range(4)]
-    name = _policy(monkeypatch, _plan_of({"a": rows, "b": Placement("cpu.little", 1, 0.5)}))
-    _as_kernel_level(hot_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                     iterations=600, governor="schedutil")
+    _schedutil_beside_b_on_little(hot_soc, monkeypatch, rows)
 
 
 # -- the run's own limits and pauses ------------------------------------------
@@ -301,11 +307,8 @@ def test_parallel_branches_with_a_tenant_that_fits_only_beside_one(tiny_soc, mon
     # a's branches each hold a whole unit (share 1); b needs one unit: at kernel
     # level b waits while both branches run (a stand-in holding a's mean units would
     # leave b room)
-    name = _policy(monkeypatch, _plan_of({"a": Placement("cpu.big", 1, 1.0),
-                                          "b": Placement("cpu.big", 1, 1.0)}))
-    _as_kernel_level(tiny_soc, name, {"a": DIAMOND, "b": CHAIN_B},
-                     iterations=300, ff_jobs=["a"],
-                     jobs_extra={"b": {"start": "300 ms"}})
+    _b_arrives_while_a_is_held(tiny_soc, monkeypatch, DIAMOND, Placement("cpu.big", 1, 1.0),
+                               Placement("cpu.big", 1, 1.0), iterations=300)
 
 
 def test_kernels_in_a_stream(tiny_soc, monkeypatch):
@@ -381,16 +384,11 @@ def test_schedutil_on_a_chain_of_one_share_and_unequal_units(tiny_soc, monkeypat
     # 0.8). Kernel level: the busiest core is busy min(1.6, 1) = 1 then 0.8; a
     # stand-in holding the mean need (~1.2) would read 1 all frame: no template
     rows = [Placement("cpu.big", 2 if i % 2 == 0 else 1, 0.8) for i in range(4)]
-    name = _policy(monkeypatch, _plan_of({"a": rows, "b": Placement("cpu.little", 1, 0.5)}))
-    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                     iterations=600, governor="schedutil")
+    _schedutil_beside_b_on_little(tiny_soc, monkeypatch, rows)
 
 
 def test_schedutil_on_a_one_share_chain_over_big_and_little(tiny_soc, monkeypatch):
-    name = _policy(monkeypatch, _plan_of({"a": _big_little(4),
-                                          "b": Placement("cpu.little", 1, 0.5)}))
-    _as_kernel_level(tiny_soc, name, {"a": CHAIN_A, "b": CHAIN_B},
-                     iterations=600, governor="schedutil")
+    _schedutil_beside_b_on_little(tiny_soc, monkeypatch, _big_little(4))
 
 
 def test_schedutil_on_a_big_little_chain_beside_a_tenant(tiny_soc, monkeypatch):

@@ -4,7 +4,7 @@ held one at a time, against kernel level."""
 from __future__ import annotations
 
 import pytest
-from conftest import kernel, make_trace
+from conftest import act_on, kernel, make_trace
 
 from simulator.engine.simulation import Simulation
 from simulator.engine.tenant import Profile
@@ -35,19 +35,12 @@ class _Meddler(_Tenants):
 
     def bind(self, context):
         super().bind(context)
-
-        def script():
-            yield context.timeout(1.5)
-            job = context.job("a")
-            job.set_share(0.25)
-            yield context.timeout(1.0)
-            job.replan(Plan(placements=[Placement("cpu.little", 1, 1.0)] * len(job.job.trace)))
-            yield context.timeout(1.0)
-            job.suspend()
-            job.abort()
-            yield context.timeout(0.3)
-            job.resume()
-        context.start(script())
+        act_on(context, "a", [
+            (1.5, lambda job: job.set_share(0.25)),
+            (1.0, lambda job: job.replan(Plan(placements=[Placement("cpu.little", 1, 1.0)]
+                                              * len(job.job.trace)))),
+            (1.0, lambda job: (job.suspend(), job.abort())),
+            (0.3, lambda job: job.resume())])
 
 
 def _run(soc, fast_forward: bool, policy: str = "test-tenants", iterations: int = 400,

@@ -115,13 +115,13 @@ def generate_trace(model: str, mode: str = "inference", batch: int = 1,
                           f"{_label(algorithm)!r}: the algorithm sets each kernel's "
                           "precision (leave precision at fp32)")
     version = _algorithm_version(algorithm)
+    # repr tells 1 from 1.0 and True at any depth, which equality does not
+    keyed = tuple((key, repr(value), value) for key, value in sorted(params.items()))
     try:
-        # repr tells 1 from 1.0 and True at any depth, which equality does not
-        keyed = tuple((key, repr(value), value) for key, value in sorted(params.items()))
-        hash((keyed, algorithm))
-    except TypeError:  # a list among the parameters, a loaded Algorithm: no memo
-        return _generate(builder, params, mode, batch, precision, algorithm)
-    if version is None:
+        hash(keyed)
+    except TypeError:  # a list among the parameters
+        version = None
+    if version is None:  # nothing to key on: generated every time
         return _generate(builder, params, mode, batch, precision, algorithm)
     return _memoised(builder, keyed, mode, batch, precision, algorithm, version).copy()
 
