@@ -11,6 +11,12 @@ page faults of workers forked from this process::
 
     python benchmarks/sweep.py                 # all executors
     python benchmarks/sweep.py --runs-only 1   # just the in-process baseline
+    python benchmarks/sweep.py --study experiments/mandheling/per_batch.yaml
+
+``--study FILE`` times ``socsim run FILE --workers 1`` and ``--workers 2`` instead,
+each as a fresh process (the wall time a user waits, imports included), one after
+the other ``--repeat`` times: how much a second worker buys on a real study, whose
+runs are longer than the 100 small runs above.
 
 Not part of the test suite.
 """
@@ -122,6 +128,28 @@ def parallel_capacity(n: int = 4_000_000) -> float:
     return serial / parallel
 
 
+def study(path: str, repeat: int) -> None:
+    """``--study``: wall seconds of ``socsim run path`` with one and two workers."""
+    import subprocess
+    import sys
+
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for attempt in range(repeat):
+            for workers in (1, 2):  # alternating, so that a change in load moves both
+                out = Path(tmp) / f"{workers}-{attempt}"
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "simulator", "run", path, "--out",
+                                str(out), "--workers", str(workers), "--quiet"], check=True,
+                               stdout=subprocess.DEVNULL)
+                walls[workers].append(time.perf_counter() - start)
+    one, two = sorted(walls[1])[repeat // 2], sorted(walls[2])[repeat // 2]
+    for workers, times in walls.items():
+        print(f"  {workers} worker(s): wall s " + ", ".join(f"{t:.1f}" for t in times))
+    print(f"{path}: 1 worker {one:.1f} s, 2 workers {two:.1f} s (median of {repeat}): "
+          f"{one / two:.2f}x; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs-only", type=int, choices=[1, 2], default=None,
@@ -129,7 +157,12 @@ def main() -> None:
     parser.add_argument("--no-dask", action="store_true", help="skip the Dask cluster")
     parser.add_argument("--repeat", type=int, default=3,
                         help="time each executor this many times, report the median")
+    parser.add_argument("--study", metavar="FILE", default=None,
+                        help="time `socsim run FILE` with 1 and 2 workers instead")
     args = parser.parse_args()
+    if args.study:
+        study(args.study, args.repeat)
+        return
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,7 +5,7 @@ Commands::
     socsim run EXPERIMENT.yaml|BUNDLED-NAME [--out DIR] [--set key.path=value ...] [--workers N]
                [--scheduler-address tcp://host:port [--run-timeout TIME]] [--resume]
                [--retry-failed] [--quiet]
-    socsim plot RESULTS_DIR
+    socsim plot RESULTS_DIR [--workers N]
     socsim validate [--out DIR] [--group G] [--check PATTERN] [--workers N] [--no-cache]
     socsim list socs|policies|models|importers|governors|checks
     socsim import FORMAT INPUT -o OUT [--option key=value ...]
@@ -226,9 +226,10 @@ def _is_input_error(out: Path, sweep) -> bool:
 
 def cmd_plot(args) -> int:
     """``socsim plot``: redraw the plots of a saved output folder."""
+    from .executors import make_executor
     from .plots import replot
 
-    files, errors = replot(args.results_dir)
+    files, errors = replot(args.results_dir, make_executor(args.workers))
     for message in errors:
         _stderr(f"socsim: warning: plot skipped: {message}")
     for path in files:
@@ -409,6 +410,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     plot = commands.add_parser("plot", help="redraw the plots of a results folder")
     plot.add_argument("results_dir", help="an output folder of socsim run")
+    plot.add_argument("--workers", type=_positive, default=None,
+                      help="processes drawing the plots, one plot each (default: one per "
+                           "CPU; 1: in-process)")
     plot.set_defaults(func=cmd_plot)
 
     validate = commands.add_parser("validate", help="compare with published measurements")

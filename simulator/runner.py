@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,9 @@ def run_experiment(experiment: str | Path | dict, overrides: dict[str, Any] | No
         # the sweep failed (never "running" after the process is gone)
         state.finish("failed", log)
         raise
-    return state.finish("complete", log)
+    # a local pool's workers draw the plots (see draw_plots): closed after the runs,
+    # it starts new ones for them
+    return state.finish("complete", log, executor if pending else None)
 
 
 class _SweepState:
@@ -209,10 +212,20 @@ class _SweepState:
             # runs of one workload build the same trace: a worker that built it keeps them
             options["affinity"] = [json.dumps(run.config.get("workload"), sort_keys=True,
                                               default=str) for run in pending]
+        # The plotting module (matplotlib: ~0.5 s to import) is imported once a local
+        # worker has no run left to take, on the core it leaves idle: the plots (drawn
+        # here, or by workers forked from here) then find it imported.
+        workers = getattr(executor, "workers", 1)
+        warm_plots = local and bool(self.raw.get("plots")) and workers > 1
+        outstanding = len(tasks)
         with ProgressBar(total=len(self.runs), initial=len(self.runs) - len(pending),
                          unit="run", disable=not progress, dynamic_ncols=True,
                          leave=False) as bar:
             for position, outcome in executor.map_unordered(execute_run, tasks, **options):
+                outstanding -= 1
+                if warm_plots and outstanding < workers:
+                    warm_plots = False
+                    import_module("simulator.plots.figure")
                 run = pending[position]
                 if isinstance(outcome, BaseException):
                     outcome = failed_outcome(run, outcome)
@@ -253,8 +266,10 @@ class _SweepState:
                 frames[key] = out_files.read_frame(self.run_dir(run) / "timeseries.parquet")
         return out_files.timeseries_table(frames)
 
-    def finish(self, status: str, log) -> SweepResult:
-        """Build the tables from the records; write them, the plots and the manifest."""
+    def finish(self, status: str, log, executor=None) -> SweepResult:
+        """Build the tables from the records; write them, the plots (drawn by
+        ``executor``'s workers if it is a local pool: :func:`~simulator.plots.draw_plots`)
+        and the manifest."""
         records = [self.records[(r.index, r.repeat)] for r in self.runs
                    if (r.index, r.repeat) in self.records]
         if records:
@@ -276,7 +291,7 @@ class _SweepState:
 
                 spec = check_experiment(self.raw, self.file)
                 files, plot_errors = draw_plots(spec.plots, results, timeseries,
-                                                self.out / "plots", spec.plot_style)
+                                                self.out / "plots", spec.plot_style, executor)
                 plots = [str(p.relative_to(self.out)) for p in files]
                 for message in plot_errors:
                     log(f"plot skipped: {message}")

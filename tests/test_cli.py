@@ -238,12 +238,17 @@ def test_ctrl_c_flushes_completed_runs_and_exits_130(tmp_path):
 def test_plot_redraws_from_saved_results(tmp_path, capsys):
     path = write_experiment(tmp_path, sweep={"policy.cores": [1, 2]},
                             plots=[{"kind": "line", "x": "policy.cores", "y": "energy_j",
-                                    "name": "energy"}])
+                                    "name": "energy"},
+                                   {"kind": "bar", "x": "policy.cores", "y": "latency_s",
+                                    "name": "latency"}])
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out), "--workers", "1", "--quiet"]) == 0
-    shutil.rmtree(out / "plots")
-    assert main(["plot", str(out)]) == 0
-    assert (out / "plots" / "energy.png").is_file() and (out / "plots" / "energy.pdf").is_file()
+    drawn = {p.name: p.read_bytes() for p in (out / "plots").iterdir()}
+    assert sorted(drawn) == ["energy.pdf", "energy.png", "latency.pdf", "latency.png"]
+    for workers in ("1", "2"):  # in this process; two workers, one plot each
+        shutil.rmtree(out / "plots")
+        assert main(["plot", str(out), "--workers", workers]) == 0
+        assert {p.name: p.read_bytes() for p in (out / "plots").iterdir()} == drawn
     assert main(["plot", str(tmp_path / "nothing")]) == 2
     assert "no config.yaml" in one_line_error(capsys.readouterr().err)
 

@@ -47,6 +47,36 @@ def test_radio_energy_adds_up_over_any_windows():
     assert pieces == pytest.approx(whole.energy(0.0, 30.0))
 
 
+@pytest.mark.parametrize("profile", sorted(RADIO_PROFILES))
+def test_a_window_inside_a_stretch_of_constant_power_costs_what_a_full_scan_does(profile):
+    # A device integrates every 10 ms step while transfers come and go: the stretch
+    # kept between activities must give the very floats of a scan of every activity.
+    rng = np.random.default_rng(1)
+    kept, scanned = Radio(RADIO_PROFILES[profile]), Radio(RADIO_PROFILES[profile])
+    now, hits, sums = 0.0, 0, [0.0, 0.0]
+    for step in range(3000):
+        if rng.random() < 0.02:  # a frame's transfer starts now
+            length, uplink = rng.random() * 0.3, rng.random() < 0.5
+            for radio in (kept, scanned):
+                start = radio.wake(now)
+                radio.transfer(start, start + length, 1e5, uplink)
+        # a window ends on an activity's edge (a transfer's start or end, a tail state's
+        # change) every other time one falls in it
+        end = now + 0.01
+        edges = [t for start, stop, *_ in kept._activities
+                 for t in (start, stop, *(stop + off for off in kept._tail_offsets))
+                 if now < t < end]
+        if edges and step % 2:
+            end = min(edges)
+        scanned._stretch = None  # every window scanned
+        hits += kept._stretch is not None and kept._stretch[0] <= now and end <= kept._stretch[1]
+        sums[0] += kept.energy(now, end)
+        sums[1] += scanned.energy(now, end)
+        assert sums[0] == sums[1], step
+        now = end
+    assert hits > 1500  # most windows are inside a stretch
+
+
 def _linked(tiny_soc_file, link: dict, rows=None) -> dict:
     return {"name": "net", "soc": "tiny", "dvfs": {"governor": "performance"},
             "devices": {"server": {"soc": str(tiny_soc_file)}},

@@ -90,6 +90,24 @@ def test_a_plot_that_does_not_fit_is_skipped_with_its_path(tmp_path, results, ti
     assert errors[1].startswith("plots[1].y: no time series matches")
 
 
+def test_a_worker_pool_draws_the_same_files_and_messages_in_order(tmp_path, results,
+                                                                  timeseries):
+    from simulator.executors import ProcessPoolExecutor
+
+    specs = [PlotSpec.model_validate(s) for s in (
+        SPECS[3],  # a time series (the only kind its worker gets them for)
+        {"kind": "bar", "x": "policy.name", "y": "latency_s"},  # skipped: no such column
+        SPECS[0], SPECS[5])]
+    here = draw_plots(specs, results, timeseries, tmp_path / "here")
+    pool = ProcessPoolExecutor(2)
+    drawn = draw_plots(specs, results, timeseries, tmp_path / "pool", executor=pool)
+    assert pool._workers == []  # closed after drawing
+    assert [p.name for p in drawn[0]] == [p.name for p in here[0]] and len(here[0]) == 6
+    assert drawn[1] == here[1] and here[1][0].startswith("plots[1].x: no column")
+    for a, b in zip(here[0], drawn[0], strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
 @pytest.mark.parametrize("spec,message", [
     ({"kind": "bar", "x": "a", "y": "b", "colour": "red"}, "colour"),
     ({"kind": "pie", "x": "a", "y": "b"}, "kind"),

@@ -191,13 +191,21 @@ def test_resume_after_a_torn_write_ignores_temporary_files(tmp_path):
 
 
 def test_process_pool_gives_the_in_process_results(tmp_path):
-    path = tiny_experiment(tmp_path, **SWEEP)
+    # two plots: the pool's workers draw them (simulator.plots.draw_plots), the
+    # in-process sweep draws them itself
+    path = tiny_experiment(tmp_path, **SWEEP, plots=[
+        {"kind": "bar", "x": "policy.cores", "y": "latency_s", "name": "a"},
+        {"kind": "timeseries", "y": "temp.*", "name": "b"}])
     one = run_experiment(path, out=tmp_path / "one", workers=1)
     two = run_experiment(path, out=tmp_path / "two", workers=2)
     assert two.manifest["executor"] == {"kind": "process-pool", "workers": 2}
     pd.testing.assert_frame_equal(one.results, two.results)
     assert (tmp_path / "one" / "results.csv").read_bytes() == \
         (tmp_path / "two" / "results.csv").read_bytes()
+    assert two.manifest["plots"] == one.manifest["plots"] == [
+        "plots/a.png", "plots/a.pdf", "plots/b.png", "plots/b.pdf"]
+    for name in one.manifest["plots"]:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
 
 
 def test_workers_are_forked_from_a_process_running_no_other_thread(tmp_path, monkeypatch):
