@@ -138,6 +138,43 @@ def test_replan_switches_the_model_for_the_next_iterations(tiny_soc, scripted):
         [SECONDS, SECONDS / 4, SECONDS / 4])
 
 
+def test_switching_between_two_plans_compiles_each_once(tiny_soc, scripted, monkeypatch):
+    from simulator.engine import job_runner
+
+    compiled = []
+    original = job_runner._PlanState.__init__
+
+    def counting(state, system, job, plan, resolve):
+        compiled.append(plan)
+        original(state, system, job, plan, resolve)
+
+    monkeypatch.setattr(job_runner._PlanState, "__init__", counting)
+    small = make_trace([kernel(0, flops=LONG / 4, nbytes=0)])
+    plans = {"small": Plan([Placement("cpu.big", 2)], trace=small),
+             "big": Plan([Placement("cpu.big", 2)])}
+    states = []
+
+    def script(context):
+        runner = context.job("j0")._runner
+        for name in ["small", "big", "small", "big"]:
+            context.job("j0").replan(plans[name])
+            states.append(runner.state)
+            yield context.timeout(SECONDS / 4)
+        # a plan whose placements were replaced is compiled again
+        plans["big"].placements = [Placement("cpu.big", 1)]
+        context.job("j0").replan(plans["big"])
+
+    result = run(tiny_soc, {0: one_kernel()}, script, iterations=20)
+    # the initial plan, then each of the two once, then the changed one
+    assert len(compiled) == 4 and compiled[1:] == [plans["small"], plans["big"], plans["big"]]
+    # every switch gives a new state: what holds frames or replays keys on it
+    assert len({id(state) for state in states}) == 4
+    assert states[0].costs is states[2].costs and states[2].fast_forward is None
+    # each ran: the small model, the big one on two cores, then on one
+    durations = {round(d / SECONDS, 6) for d in result.kernels["duration_s"]}
+    assert durations == {0.25, 1.0, 2.0}
+
+
 def test_pacer_releases_iterations_at_the_camera_rate(tiny_soc, scripted):
     frames = []
 

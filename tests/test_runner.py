@@ -388,3 +388,20 @@ def test_a_plot_order_naming_no_swept_value_is_rejected_before_anything_is_writt
     assert str(info.value) == (f"{path}: plots[1].order: 4 is not a value of "
                                f"'policy.cores'; its values: 1, 2")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["quickstart", "sweep-example", "dyno/02-throughput-vs-slowdown",
+                                  "nestdnn/lifecycle", "mandheling/per_batch"])
+def test_run_configs_are_written_as_the_python_emitter_writes_them(tmp_path, name):
+    # write_yaml uses libyaml's emitter where PyYAML has it: the text must not change
+    from simulator.experiment import expand
+    from simulator.results import write_yaml
+    from simulator.runner import _load
+
+    raw, _base, file = _load(Path(simulator.__file__).parents[1] / "experiments" /
+                             f"{name}.yaml", {})
+    for run in expand(raw, {}, file)[:40]:
+        config = json.loads(json.dumps(run.config, default=str))
+        write_yaml(tmp_path / "config.yaml", config)
+        assert (tmp_path / "config.yaml").read_text() == yaml.safe_dump(
+            config, sort_keys=False, allow_unicode=True)
