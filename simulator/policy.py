@@ -75,6 +75,10 @@ class Placement:
 class Plan:
     """A policy's decision for one job: placements and priorities per kernel row.
 
+    A job compiles a plan once, when it first runs it: a policy that switches back
+    to a plan passes the same object again, and a changed decision is a new Plan
+    (not this one changed in place).
+
     Attributes:
         placements: one per row of the trace that will run.
         priorities: one per row (lower starts first); row order if empty.
