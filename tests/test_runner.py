@@ -274,6 +274,8 @@ def test_shipped_experiments_expand_and_smoke_run(path):
     # smoke-run the first run, cut short in simulated time
     config = dict(runs[0].config)
     config["time_limit"] = f"{min(SMOKE_TIME_LIMIT_S, _seconds(config.get('time_limit')))} s"
+    # the series the invariants below read (a run writing none keeps none)
+    config["outputs"] = {**config.get("outputs", {}), "timeseries": True}
     # audited: every kernel runs once per iteration, after its dependencies and their
     # transfers, and no lane runs two kernels at once (simulator.engine.audit)
     sim = Simulation(check_experiment(config, str(path)), seed=runs[0].seed, base=base,
@@ -405,3 +407,15 @@ def test_run_configs_are_written_as_the_python_emitter_writes_them(tmp_path, nam
         write_yaml(tmp_path / "config.yaml", config)
         assert (tmp_path / "config.yaml").read_text() == yaml.safe_dump(
             config, sort_keys=False, allow_unicode=True)
+
+
+def test_a_run_writing_no_time_series_keeps_none_and_computes_the_same(tmp_path):
+    # the sampler integrates at the same steps either way: only the samples go
+    path = tiny_experiment(tmp_path, workload={"trace": "chain.csv", "iterations": 50})
+    kept = run_experiment(path, out=tmp_path / "kept", workers=1)
+    dropped = run_experiment(path, overrides={"outputs.timeseries": False},
+                             out=tmp_path / "dropped", workers=1)
+    assert len(kept.timeseries) > 0 and dropped.timeseries.empty
+    metrics = [c for c in kept.results.columns if c not in ("outputs.timeseries",)]
+    pd.testing.assert_frame_equal(kept.results[metrics], dropped.results[metrics])
+    assert not (tmp_path / "dropped" / "runs" / "0000-0" / "timeseries.parquet").exists()

@@ -128,7 +128,8 @@ def build_devices(env: simpy.Environment, exp: ExperimentSpec, specs: dict[str, 
                                thermal_governor=exp.thermal.governor,
                                sample_every=sample_every,
                                slowdown=exp.devices[name].slowdown
-                               if name in exp.devices else 1.0)
+                               if name in exp.devices else 1.0,
+                               keep_samples=exp.outputs.timeseries)
     return devices
 
 
