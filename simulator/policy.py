@@ -254,6 +254,7 @@ class Policy:
                 experiment's outputs write none (``outputs.kernels`` and
                 ``outputs.timeline`` false), unless its
                 ``metrics_read_records`` is False; others get empty tables then.
+                Its time series is empty when ``outputs.timeseries`` is false.
             iterations: ``(start_s, end_s)`` of each completed iteration per job,
                 in completion order (a read-only sequence of pairs:
                 :class:`~simulator.engine.iterations.IterationLog`; with
