@@ -171,3 +171,41 @@ def test_a_long_series_is_thinned_to_a_bounded_size_and_still_integrates(tiny_so
     reference = full.timeseries[full.timeseries["name"] == "temp.cpu"].set_index("time_s")
     for time_ in temps.index[1:]:  # a kept sample's temperature is the sample at its time
         assert temps[time_] == reference["value"][time_]
+
+
+def test_samples_turned_into_values_by_the_block_are_those_of_one_at_a_time(monkeypatch):
+    # A step's sample keeps its raw values and a block of them becomes samples at once
+    # (Device._flush, with numpy): the very floats of the sample-at-a-time code (the
+    # path of a forced sample), wherever a block ends, also across a thinning. On a
+    # phone's SoC: nine energy components, whose running total numpy would add in
+    # another order if asked for a sum.
+    import simulator.engine.device as device
+    from simulator.engine.simulation import simulate
+    from simulator.spec.experiment import ExperimentSpec
+
+    trace = make_trace([kernel(i, str(i - 1) if i else "", flops=3e8 * (1 + i % 3))
+                        for i in range(12)])
+    spec = ExperimentSpec.model_validate({
+        "name": "blocks", "soc": "snapdragon865",
+        "workload": {"trace": "<memory>", "iterations": 40},
+        "policy": {"name": "single", "processor": "cpu.gold", "cores": 3},
+        "dvfs": {"governor": "schedutil"}, "outputs": {"sample_period": "10 ms"}})
+
+    def table():
+        ts = simulate(spec, traces={0: trace}).timeseries
+        return ts["time_s"].tolist(), ts["name"].tolist(), ts["value"].tolist()
+
+    blocks = table()
+    record = device.Device._record_sample
+    monkeypatch.setattr(device.Device, "_record_sample",
+                        lambda self, temps=None, *rest, **named: record(
+                            self, temps, *rest, **{**named, "force": True}))
+    one_at_a_time = table()
+    assert len(set(blocks[0])) > 300 and blocks == one_at_a_time
+    monkeypatch.setattr(device.Device, "_record_sample", record)
+    monkeypatch.setattr(device, "_MAX_SAMPLES", 40)  # thinned three times
+    thinned = [table()]
+    for size in (1, 7):  # blocks of other lengths
+        monkeypatch.setattr(device, "_PENDING", size)
+        thinned.append(table())
+    assert thinned[0] == thinned[1] == thinned[2] and len(set(thinned[0][0])) <= 41

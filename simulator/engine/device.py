@@ -53,6 +53,9 @@ from .thermal import StepWiseGovernor, ThermalNetwork
 _MAX_SAMPLES = 2**14
 # Integration lengths whose quiet-processor plan is kept (Device._quiet_plan)
 _PLAN_CACHE = 64
+# Samples kept as they are before they go to the columns together (Device._flush):
+# ~0.5 kB each; a block of this many costs ~0.1 ms to turn into values
+_PENDING = 256
 
 
 class Device:
@@ -144,6 +147,13 @@ class Device:
         self._sample_starts = array("q")  # offset of each sample's first value
         self._sample_skip = 1
         self._samples_due = 0
+        # samples not yet in the columns: their temperatures (°C) and levels (Hz),
+        # cumulative energies (J) and times (s), and the energies and time of the
+        # sample before them (see _flush)
+        self._unflushed_heads = array("d")  # temperatures and levels, per sample
+        self._unflushed_joules = array("d")  # cumulative energy per component
+        self._unflushed_times = array("d")  # s
+        self._unflushed_base: tuple[list, float] = ([], 0.0)
         self._labels: list[str] = []
         self._label_codes: dict[str, int] = {}
         self.peak = self.thermal.temperatures.copy()
@@ -680,10 +690,30 @@ class Device:
             energy = self.energy
         period = now - self._sampled_at
         if temps is self._temps and self._temps_of is self.thermal.theta:
-            values = self._temps_list + levels  # the last integration's, as a list
+            head = self._temps_list  # the last integration's, as a list
         else:
-            values = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
-            values += levels
+            head = temps.tolist() if isinstance(temps, np.ndarray) else list(temps)
+        if period > 0 and len(energy) == self._layout_size and not force:
+            # The usual sample (a step of the run, no new component): its raw
+            # values kept, turned into the sample with the others in a block (_flush)
+            times = self._unflushed_times
+            if not times:
+                self._unflushed_base = (self._sampled_joules, self._sampled_at)
+            joules = list(energy.values())
+            self._unflushed_heads.fromlist(head)
+            self._unflushed_heads.fromlist(levels)
+            self._unflushed_joules.fromlist(joules)
+            times.append(now)
+            self._sampled_joules, self._sampled_at = joules, now
+            if len(times) >= _PENDING:
+                self._flush()
+            elif len(self._sample_starts) + len(times) > _MAX_SAMPLES:
+                self._flush()
+            if len(self._sample_starts) > _MAX_SAMPLES:
+                self._halve()
+            return
+        self._flush()  # the samples before this one first
+        values = head + levels
         if period > 0:
             joules = energy.values()
             if len(energy) == self._layout_size:  # the usual layout: no new component
@@ -715,6 +745,43 @@ class Device:
         self._sample_times.append(now)
         if len(self._sample_starts) > _MAX_SAMPLES:
             self._halve()
+
+    def _flush(self) -> None:
+        """Append the samples kept by :meth:`_record_sample` to the columns, with the
+        very operations it would have done on each (differences of cumulative
+        energies, their running total from 0.0 in component order, means over the
+        period), on the whole block at once: ~1 us a sample instead of ~4."""
+        times = self._unflushed_times
+        if not times:
+            return
+        joules_before, time_before = self._unflushed_base
+        count = len(times)
+        # copies of the buffers (np.array of an array.array: one memcpy), which can
+        # then be emptied
+        joules = np.array(self._unflushed_joules).reshape(count, -1)
+        heads = np.array(self._unflushed_heads).reshape(count, -1)
+        at = np.array(times)
+        previous = np.empty_like(joules)
+        previous[0] = joules_before
+        previous[1:] = joules[:-1]
+        diffs = joules - previous  # J per component since the sample before
+        period = np.empty(count)  # s
+        period[0] = at[0] - time_before
+        np.subtract(at[1:], at[:-1], out=period[1:])
+        total = np.zeros(count)
+        for column in diffs.T:  # added left to right, as reduce(add, diffs, 0.0)
+            total += column
+        width = heads.shape[1] + diffs.shape[1] + 1
+        block = np.empty((count, width))
+        block[:, :heads.shape[1]] = heads
+        np.divide(diffs, period[:, None], out=block[:, heads.shape[1]:-1])
+        np.divide(total, period, out=block[:, -1])
+        start = len(self._sample_values)
+        self._sample_codes.extend(self._layout_codes * count)
+        self._sample_starts.extend(range(start, start + count * width, width))
+        self._sample_values.frombytes(memoryview(block).cast("B"))
+        self._sample_times.extend(times)
+        del self._unflushed_heads[:], self._unflushed_joules[:], times[:]
 
     def _layout(self, energy: dict[str, float]) -> array:
         """The name codes of a sample with power per component of ``energy``
@@ -812,6 +879,7 @@ class Device:
         time is its sample's: ``np.repeat(times, widths)``). Copies unless ``final``
         (the run is over: read-only views, no second copy of a long run's samples;
         the device then takes no more samples)."""
+        self._flush()
         starts = np.frombuffer(self._sample_starts, dtype=np.int64)
         widths = np.diff(starts, append=len(self._sample_values))
         if final:
