@@ -130,6 +130,7 @@ def parallel_capacity(n: int = 4_000_000) -> float:
 
 def study(path: str, repeat: int) -> None:
     """``--study``: wall seconds of ``socsim run path`` with one and two workers."""
+    import statistics
     import subprocess
     import sys
 
@@ -143,7 +144,7 @@ def study(path: str, repeat: int) -> None:
                                 str(out), "--workers", str(workers), "--quiet"], check=True,
                                stdout=subprocess.DEVNULL)
                 walls[workers].append(time.perf_counter() - start)
-    one, two = sorted(walls[1])[repeat // 2], sorted(walls[2])[repeat // 2]
+    one, two = statistics.median(walls[1]), statistics.median(walls[2])
     for workers, times in walls.items():
         print(f"  {workers} worker(s): wall s " + ", ".join(f"{t:.1f}" for t in times))
     print(f"{path}: 1 worker {one:.1f} s, 2 workers {two:.1f} s (median of {repeat}): "
@@ -160,7 +161,12 @@ def main() -> None:
     parser.add_argument("--study", metavar="FILE", default=None,
                         help="time `socsim run FILE` with 1 and 2 workers instead")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     if args.study:
+        if args.runs_only or args.no_dask:
+            parser.error("--study times 1 and 2 local workers; --runs-only and --no-dask "
+                         "do not apply")
         study(args.study, args.repeat)
         return
 

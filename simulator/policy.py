@@ -254,7 +254,8 @@ class Policy:
                 experiment's outputs write none (``outputs.kernels`` and
                 ``outputs.timeline`` false), unless its
                 ``metrics_read_records`` is False; others get empty tables then.
-                Its time series is empty when ``outputs.timeseries`` is false.
+                Its time series holds only the policy's own samples when
+                ``outputs.timeseries`` and ``outputs.timeline`` are false.
             iterations: ``(start_s, end_s)`` of each completed iteration per job,
                 in completion order (a read-only sequence of pairs:
                 :class:`~simulator.engine.iterations.IterationLog`; with

@@ -222,10 +222,6 @@ class _SweepState:
                          unit="run", disable=not progress, dynamic_ncols=True,
                          leave=False) as bar:
             for position, outcome in executor.map_unordered(execute_run, tasks, **options):
-                outstanding -= 1
-                if warm_plots and outstanding < workers:
-                    warm_plots = False
-                    import_module("simulator.plots.figure")
                 run = pending[position]
                 if isinstance(outcome, BaseException):
                     outcome = failed_outcome(run, outcome)
@@ -239,6 +235,10 @@ class _SweepState:
                         log(message)
                 bar.update(1)
                 lines.update(outcome.record["status"] not in RESULT_STATUSES)
+                outstanding -= 1
+                if warm_plots and outstanding < workers:  # (after the run is kept)
+                    warm_plots = False
+                    import_module("simulator.plots.figure")
 
     def add(self, run: RunSpec, outcome: RunOutcome) -> None:
         """Keep one finished run and write its folder."""

@@ -164,7 +164,13 @@ def test_switching_between_two_plans_compiles_each_once(tiny_soc, scripted, monk
         plans["big"].placements = [Placement("cpu.big", 1)]
         context.job("j0").replan(plans["big"])
 
-    result = run(tiny_soc, {0: one_kernel()}, script, iterations=20)
+    runners = []
+
+    def watched(context):
+        runners.append(context.job("j0")._runner)
+        yield from script(context)
+
+    result = run(tiny_soc, {0: one_kernel()}, watched, iterations=20)
     # the initial plan, then each of the two once, then the changed one
     assert len(compiled) == 4 and compiled[1:] == [plans["small"], plans["big"], plans["big"]]
     # every switch gives a new state: what holds frames or replays keys on it
@@ -173,6 +179,12 @@ def test_switching_between_two_plans_compiles_each_once(tiny_soc, scripted, monk
     # each ran: the small model, the big one on two cores, then on one
     durations = {round(d / SECONDS, 6) for d in result.kernels["duration_s"]}
     assert durations == {0.25, 1.0, 2.0}
+    # a compiled plan is kept only while someone keeps the plan: here the last state
+    import gc
+
+    del plans, states, compiled
+    gc.collect()
+    assert len(runners[0]._compiled) == 1
 
 
 def test_pacer_releases_iterations_at_the_camera_rate(tiny_soc, scripted):

@@ -95,7 +95,7 @@ def test_a_worker_pool_draws_the_same_files_and_messages_in_order(tmp_path, resu
     from simulator.executors import ProcessPoolExecutor
 
     specs = [PlotSpec.model_validate(s) for s in (
-        SPECS[3],  # a time series (the only kind its worker gets them for)
+        SPECS[3],  # a time series: drawn in this process (its table is not copied)
         {"kind": "bar", "x": "policy.name", "y": "latency_s"},  # skipped: no such column
         SPECS[0], SPECS[5])]
     here = draw_plots(specs, results, timeseries, tmp_path / "here")

@@ -195,7 +195,8 @@ def test_process_pool_gives_the_in_process_results(tmp_path):
     # in-process sweep draws them itself
     path = tiny_experiment(tmp_path, **SWEEP, plots=[
         {"kind": "bar", "x": "policy.cores", "y": "latency_s", "name": "a"},
-        {"kind": "timeseries", "y": "temp.*", "name": "b"}])
+        {"kind": "timeseries", "y": "temp.*", "name": "b"},
+        {"kind": "line", "x": "workload.iterations", "y": "energy_j", "name": "c"}])
     one = run_experiment(path, out=tmp_path / "one", workers=1)
     two = run_experiment(path, out=tmp_path / "two", workers=2)
     assert two.manifest["executor"] == {"kind": "process-pool", "workers": 2}
@@ -203,7 +204,7 @@ def test_process_pool_gives_the_in_process_results(tmp_path):
     assert (tmp_path / "one" / "results.csv").read_bytes() == \
         (tmp_path / "two" / "results.csv").read_bytes()
     assert two.manifest["plots"] == one.manifest["plots"] == [
-        "plots/a.png", "plots/a.pdf", "plots/b.png", "plots/b.pdf"]
+        f"plots/{name}.{kind}" for name in "abc" for kind in ("png", "pdf")]
     for name in one.manifest["plots"]:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
 
@@ -410,12 +411,23 @@ def test_run_configs_are_written_as_the_python_emitter_writes_them(tmp_path, nam
 
 
 def test_a_run_writing_no_time_series_keeps_none_and_computes_the_same(tmp_path):
-    # the sampler integrates at the same steps either way: only the samples go
+    # the sampler integrates at the same steps either way: only the samples go, unless
+    # a timeline is written (its counters are drawn from them)
     path = tiny_experiment(tmp_path, workload={"trace": "chain.csv", "iterations": 50})
     kept = run_experiment(path, out=tmp_path / "kept", workers=1)
-    dropped = run_experiment(path, overrides={"outputs.timeseries": False},
+    timeline = run_experiment(path, overrides={"outputs.timeseries": False},
+                              out=tmp_path / "timeline", workers=1)
+    dropped = run_experiment(path, overrides={"outputs.timeseries": False,
+                                              "outputs.timeline": False},
                              out=tmp_path / "dropped", workers=1)
     assert len(kept.timeseries) > 0 and dropped.timeseries.empty
-    metrics = [c for c in kept.results.columns if c not in ("outputs.timeseries",)]
+    metrics = [c for c in kept.results.columns if not c.startswith("outputs.")]
     pd.testing.assert_frame_equal(kept.results[metrics], dropped.results[metrics])
     assert not (tmp_path / "dropped" / "runs" / "0000-0" / "timeseries.parquet").exists()
+
+    def counters(folder):
+        events = json.loads((folder / "runs" / "0000-0" / "timeline.json").read_text())
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        return [event for event in events if event.get("ph") == "C"]
+
+    assert counters(tmp_path / "timeline") == counters(tmp_path / "kept") != []

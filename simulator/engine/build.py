@@ -129,7 +129,8 @@ def build_devices(env: simpy.Environment, exp: ExperimentSpec, specs: dict[str, 
                                sample_every=sample_every,
                                slowdown=exp.devices[name].slowdown
                                if name in exp.devices else 1.0,
-                               keep_samples=exp.outputs.timeseries)
+                               # (the timeline's counters are drawn from the samples)
+                               keep_samples=exp.outputs.timeseries or exp.outputs.timeline)
     return devices
 
 

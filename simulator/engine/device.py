@@ -74,9 +74,10 @@ class Device:
         sample_every: record time-series samples every this many thermal steps.
         slowdown: factor stretching every kernel's time (a slower device of the
             same kind, see :class:`~simulator.hardware.cost.CostModel`).
-        keep_samples: keep the time series (False when the run writes none: the
-            sampler still integrates at every sample step, so energy and
-            temperatures are the same, and keeps no sample).
+        keep_samples: keep the time series (False when the run writes neither it
+            nor a timeline, whose counters are drawn from it: the sampler still
+            integrates at every sample step, so energy and temperatures are the
+            same, and keeps no sample).
     """
 
     def __init__(self, env: simpy.Environment, name: str, spec: SocSpec,

@@ -36,6 +36,7 @@ trace (tests; ``simulate(..., audit=True)``).
 from __future__ import annotations
 
 import copy
+import weakref
 from operator import itemgetter
 
 import simpy
@@ -89,8 +90,9 @@ class JobRunner:
         self.audit = audit
         self.system = system
         self.job = job
-        # plans compiled so far, by id: (plan, its shape, the compiled template)
-        self._compiled: dict[int, tuple[Plan, tuple, _PlanState]] = {}
+        # plans compiled so far, by id: (a weak reference to the plan, its shape, the
+        # compiled template)
+        self._compiled: dict[int, tuple[weakref.ref, tuple, _PlanState]] = {}
         self.state = self._compile(plan)
         self.iteration_times = IterationLog(keep_iterations)  # (start, end) s, completed
         self.pause_time = 0.0  # s spent in pauses
@@ -130,15 +132,23 @@ class JobRunner:
         data: what holds frames keys on it, as on a newly compiled one). A plan is
         not to be changed once passed (a new decision is a new Plan); one whose
         lists were replaced meanwhile is compiled again."""
-        shape = (id(plan.placements), len(plan.placements), id(plan.priorities),
-                 id(plan.trace), plan.skip, plan.adapt)
-        entry = self._compiled.get(id(plan))
-        if entry is None or entry[0] is not plan or entry[1] != shape:
-            if len(self._compiled) >= _PLANS_KEPT:
-                self._compiled.clear()
-            entry = self._compiled[id(plan)] = (
-                plan, shape, _PlanState(self.system, self.job, plan, self._resolve))
-        return entry[2].renewed()
+        # what the plan holds (compared by identity) and its length
+        shape = (plan.placements, plan.priorities, plan.trace, plan.skip, plan.adapt)
+        compiled, key = self._compiled, id(plan)
+        entry = compiled.get(key)
+        if (entry is None or entry[0]() is not plan
+                or any(a is not b for a, b in zip(entry[1], shape, strict=True))
+                or entry[2].size != len(plan.placements)):
+            if len(compiled) >= _PLANS_KEPT:
+                compiled.clear()
+            # kept while the policy keeps the plan: its entry goes when the plan does
+            # (DynO makes a new plan at each change of configuration), before its id
+            # can be another plan's
+            alive = weakref.ref(plan, lambda _gone, key=key: compiled.pop(key, None))
+            template = _PlanState(self.system, self.job, plan, self._resolve)
+            template.plan = None  # (the states made from it hold the plan, not the cache)
+            entry = compiled[key] = (alive, shape, template)
+        return entry[2].renewed(plan)
 
     def _record_iteration(self, start: float, epoch: int) -> None:
         if epoch == self.control.epoch:  # an aborted iteration does not count
@@ -551,7 +561,7 @@ class _PlanState:
     def __init__(self, system: System, job: Job, plan: Plan, resolve):
         self.plan = plan
         trace = plan.trace if plan.trace is not None else job.trace
-        n = len(trace)
+        n = self.size = len(trace)
         if len(plan.placements) != n or len(plan.priorities) != n:
             raise ConfigError(f"policy returned {len(plan.placements)} placements for a job "
                               f"of {n} kernels")
@@ -658,9 +668,10 @@ class _PlanState:
         self.moves_data = (any(self.upload) or any(self.download)
                            or any(route for groups in self.fanout for route, _rows in groups))
 
-    def renewed(self) -> _PlanState:
-        """A new state of the same compiled plan (its tables shared: nothing changes
-        them once compiled) without fast-forward's data (:meth:`JobRunner._compile`)."""
+    def renewed(self, plan: Plan) -> _PlanState:
+        """A new state of ``plan``, compiled as this one (its tables shared: nothing
+        changes them once compiled), without fast-forward's data
+        (:meth:`JobRunner._compile`)."""
         state = copy.copy(self)
-        state.fast_forward = None
+        state.plan, state.fast_forward = plan, None
         return state

@@ -37,26 +37,31 @@ def draw_plots(plots: list[PlotSpec], results: pd.DataFrame,
         folder: where the PNG and PDF files go.
         style: the experiment's ``plot_style`` (each plot's ``style`` goes on top).
         executor: the sweep's local worker pool (an executor whose workers share
-            this machine's files); with two plots or more they are drawn by its
-            workers at once, one plot each. A figure costs ~0.5-1 s to lay out and
-            save twice (PNG, PDF) and matplotlib ~0.5 s to import: most of a
-            study's time after its last run. None, or any other executor: drawn
-            here, one after the other. The files are the same either way.
+            this machine's files); with two plots or more of the results table they
+            are drawn by its workers at once, one plot each. A figure costs
+            ~0.5-1 s to lay out and save twice (PNG, PDF) and matplotlib ~0.5 s to
+            import: most of a study's time after its last run. Time-series plots are
+            drawn here (their table, millions of rows in a long study, would be
+            copied to a worker). None, or any other executor: all drawn here, one
+            after the other. The files are the same either way.
 
     Returns:
         the files written (in ``plots`` order) and one-line messages for the plots
         skipped.
     """
-    # each plot gets the time series only if it draws them (they can be large)
     tasks = [(spec, index, results, timeseries if spec.kind == "timeseries" else None,
               folder, style) for index, spec in enumerate(plots)]
-    if len(tasks) > 1 and getattr(executor, "shares_files", False):
+    pooled = [task for task in tasks if task[3] is None]
+    outcomes = {}
+    if len(pooled) > 1 and getattr(executor, "shares_files", False):
         try:
-            outcomes = dict(executor.map_unordered(_draw, tasks))
+            outcomes = {pooled[position][1]: outcome
+                        for position, outcome in executor.map_unordered(_draw, pooled)}
         finally:
             executor.close()
-    else:
-        outcomes = {index: _draw(task) for index, task in enumerate(tasks)}
+    for task in tasks:
+        if task[1] not in outcomes:
+            outcomes[task[1]] = _draw(task)
     files: list[Path] = []
     errors: list[str] = []
     for index in range(len(tasks)):
