@@ -26,6 +26,9 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -130,10 +133,6 @@ def parallel_capacity(n: int = 4_000_000) -> float:
 
 def study(path: str, repeat: int) -> None:
     """``--study``: wall seconds of ``socsim run path`` with one and two workers."""
-    import statistics
-    import subprocess
-    import sys
-
     walls: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as tmp:
         for attempt in range(repeat):

@@ -267,8 +267,6 @@ def summary_table(results: pd.DataFrame) -> pd.DataFrame:
         columns ``run``, the parameters, ``repeats`` (completed runs),
         ``<metric>_mean`` and ``<metric>_ci95`` (Student t; NaN with one repeat).
     """
-    import numpy as np
-
     params = param_columns(results)
     metrics = metric_columns(results)
     columns: dict[str, Any] = {"run": pd.Series(dtype="int64")}

@@ -54,9 +54,9 @@ from .processor import Task
 from .system import System
 from .tenant import TenantForward
 
-# Compiled plans a job runner keeps (JobRunner._compile): a bound for a policy that
-# makes a new plan at every decision, far above the few models a policy switches
-# between (NestDNN: an app's descendants; the memory is the plans' own tables)
+# Compiled plans a job runner keeps (JobRunner._compile). An entry goes with its plan
+# (a weak reference); this bounds a policy that keeps every plan it ever made, far
+# above the few models a policy switches between (NestDNN: an app's descendants)
 _PLANS_KEPT = 64
 
 _NONE: frozenset[int] = frozenset()

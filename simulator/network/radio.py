@@ -157,7 +157,8 @@ class Radio:
         for state in profile.tail:
             offsets.append(offsets[-1] + state.duration)
         self._tail_offsets = tuple(offsets[1:])
-        # The stretch of constant power the last energy() fell in: (lo s, hi s, W),
+        # The stretch of constant power the last energy() fell in: (its start s, the
+        # next edge s, W),
         # valid until an activity is added (None). The device integrates every
         # thermal step and the power changes only at activities' edges and tail
         # states: most integrations fall inside one stretch, and scanning every

@@ -42,8 +42,9 @@ def draw_plots(plots: list[PlotSpec], results: pd.DataFrame,
             ~0.5-1 s to lay out and save twice (PNG, PDF) and matplotlib ~0.5 s to
             import: most of a study's time after its last run. Time-series plots are
             drawn here (their table, millions of rows in a long study, would be
-            copied to a worker). None, or any other executor: all drawn here, one
-            after the other. The files are the same either way.
+            copied to a worker). The pool is closed after drawing. None, or any
+            other executor: all drawn here, one after the other. The files are the
+            same either way.
 
     Returns:
         the files written (in ``plots`` order) and one-line messages for the plots
