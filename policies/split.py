@@ -21,11 +21,7 @@ SCALED = ("flops", "bytes_in", "bytes_out")
 
 def serialize(trace: Trace) -> Trace:
     """Make every kernel also wait for the one before it in topological order."""
-    ids = trace.table["id"].tolist()
-    deps = [tuple(sorted({*deps, ids[row - 1]} if row else set(deps)))
-            for row, deps in enumerate(trace.table["deps"])]
-    # Edges along the topological order only: indexed without a re-validation.
-    return trace.with_deps(deps, source=f"{trace.source} (serialized)")
+    return trace.in_order(source=f"{trace.source} (serialized)")
 
 
 def split_across(trace: Trace, parts: list[tuple[Placement, float]]

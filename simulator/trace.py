@@ -94,34 +94,45 @@ class Trace:
                      preds=list(self.preds), succs=list(self.succs))
 
     @gc_paused  # many long-lived rows, no garbage: see simulator._gc
-    def with_deps(self, deps: list[tuple[int, ...]], source: str | None = None) -> Trace:
-        """A copy whose row ``r`` waits for the kernel ids ``deps[r]`` (row order kept).
-
-        When every dependency is a kernel of an earlier row (a rewrite that only
-        adds edges along the topological order, e.g. serializing), the DAG is
-        indexed directly, without re-validating the table or sorting it again: the
-        result equals ``trace_from_table`` of the same table. Otherwise it is
-        rebuilt and checked (unknown ids, cycles) by that path.
-        """
+    def in_order(self, source: str | None = None) -> Trace:
+        """A copy in which every row also waits for the row before it (row order
+        kept): ``with_deps`` of each row's own dependencies plus the previous
+        row's id (sorted, without repeats), with the adjacency derived from the
+        rows' own instead of looked up id by id. A row with one dependency (most
+        rows of layer chains) takes the fast lines below; the others are sorted."""
+        ids = self.table["id"].tolist()
+        deps, preds, succs = [], [], []
+        for row, (own, row_preds) in enumerate(zip(self.table["deps"].tolist(),
+                                                   self.preds)):
+            before = row - 1
+            if len(row_preds) == 1:  # one dependency (row 0 has none)
+                if row_preds[0] == before:  # already on the row before
+                    deps.append(tuple(own))
+                    preds.append(row_preds)
+                    continue
+                first, previous = own[0], ids[before]
+                deps.append((first, previous) if first < previous else (previous, first))
+                preds.append((row_preds[0], before))  # (its rows are all earlier)
+            elif row:
+                deps.append(tuple(sorted({*own, ids[before]})))
+                preds.append(tuple(sorted({*row_preds, before})))
+            else:
+                deps.append(tuple(sorted(set(own))))
+                preds.append(tuple(sorted(set(row_preds))))
+        last = len(preds) - 1
+        for row, row_succs in enumerate(self.succs):
+            after = row + 1
+            if len(row_succs) == 1:
+                succ = row_succs[0]
+                succs.append(row_succs if succ == after else (after, succ))
+            elif row < last:
+                succs.append(tuple(sorted({*row_succs, after})))
+            else:
+                succs.append(tuple(sorted(set(row_succs))))
         table = self.table.copy()
         table["deps"] = deps
-        source = self.source if source is None else source
-        index_of = self.index_of
-        preds = []
-        for row, row_deps in enumerate(deps):
-            rows = []
-            for dep in row_deps:
-                position = index_of.get(dep)
-                if position is None or position >= row:
-                    return trace_from_table(table, source=source)
-                rows.append(position)
-            preds.append(tuple(sorted(rows)))
-        succ_lists: list[list[int]] = [[] for _ in preds]
-        for row, row_preds in enumerate(preds):
-            for pred in row_preds:
-                succ_lists[pred].append(row)
-        return Trace(table=table, source=source, index_of=dict(index_of), preds=preds,
-                     succs=[tuple(s) for s in succ_lists])
+        return Trace(table=table, source=self.source if source is None else source,
+                     index_of=dict(self.index_of), preds=preds, succs=succs)
 
     def with_precision(self, precision: str) -> Trace:
         """Return a copy with every kernel in ``precision``, bytes rescaled to it."""

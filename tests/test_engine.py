@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 
 import numpy as np
 import pytest
@@ -68,6 +69,29 @@ def test_data_crossing_to_the_dsp_pays_the_switch(tiny_soc):
 def test_fp32_kernel_cannot_run_on_the_dsp(tiny_soc, chain):
     with pytest.raises(ConfigError, match="no fp32 datapath"):
         run(tiny_soc, chain, {"name": "single", "processor": "dsp"})
+
+
+@pytest.mark.parametrize("second, third, message", [
+    ("dsp", "cpu.big:9", "k1 (conv, fp32) cannot run"),  # no fp32 datapath
+    ("cpu.big:9", "dsp", "k1: 9 units requested"),  # more units than it has
+])
+def test_a_plan_fails_at_its_first_bad_row(tiny_soc, chain, monkeypatch, second, third,
+                                           message):
+    # A plan is compiled per distinct row (placement and cost-relevant values), not
+    # row by row: the first bad row in row order must still be the one named.
+    from simulator.policy import Placement, Plan, Policy
+
+    def placement(where):
+        processor, _, units = where.partition(":")
+        return Placement(processor, int(units or 1))
+
+    class Rows(Policy):
+        def plan(self, job):
+            return Plan([placement(w) for w in ("cpu.big", second, third, "cpu.big")])
+
+    monkeypatch.setattr("simulator.engine.simulation.make_policy", lambda _: Rows())
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        run(tiny_soc, chain, {"name": "single"})
 
 
 def test_fallback_sends_unsupported_ops_to_the_cpu(tiny_soc):
@@ -400,24 +424,50 @@ def test_cross_cluster_thread_pool_splits_the_work(tiny_soc):
     assert len(result.kernels) == 4  # each kernel split into a big and a little part
 
 
-def test_adding_edges_along_the_order_indexes_like_a_full_rebuild(diamond):
-    # Trace.with_deps skips re-validation when every new edge points back in the
-    # order (serializing); the result must be what trace_from_table builds.
+@pytest.mark.parametrize("rows", [
+    [kernel(0), kernel(1, "0"), kernel(2, "0"), kernel(3, "1 2")],  # a diamond
+    [kernel(0), kernel(1, "0"), kernel(2, "0 0"), kernel(3, "1 1 0")],  # repeated deps
+    [kernel(i, str(i - 3) if i >= 3 else "") for i in range(12)],  # three chains
+    [kernel(0), kernel(1), kernel(2, "1"), kernel(3, "0"), kernel(4, "3 2")],  # no deps
+    [kernel(5), kernel(9, "5"), kernel(2, "9"), kernel(7, "9"), kernel(1, "7 5")],  # ids
+], ids=["diamond", "repeats", "chains", "roots", "ids-out-of-order"])
+def test_serializing_indexes_like_a_full_rebuild(rows):
+    # Trace.in_order derives the serialized trace from the rows' own adjacency (one
+    # dependency per row on a fast path); the result must be what trace_from_table
+    # builds from the serialized dependencies: every row's own ids and the id of
+    # the row before, sorted, without repeats.
     from simulator.trace import trace_from_table
 
-    ids = diamond.table["id"].tolist()
+    trace = make_trace(rows)
+    ids = trace.table["id"].tolist()
     deps = [tuple(sorted(set(d) | ({ids[r - 1]} if r else set())))
-            for r, d in enumerate(diamond.table["deps"])]
-    fast = diamond.with_deps(deps, source="s")
-    table = diamond.table.copy()
+            for r, d in enumerate(trace.table["deps"])]
+    fast = trace.in_order(source="s")
+    table = trace.table.copy()
     table["deps"] = deps
     full = trace_from_table(table, source="s")
     assert fast.table.equals(full.table)
+    assert fast.table["deps"].tolist() == deps
     assert (fast.preds, fast.succs, fast.index_of) == (full.preds, full.succs, full.index_of)
-    assert fast.preds != diamond.preds  # edges were added
-    # an edge pointing forward takes the checked path: a cycle is still an error
-    with pytest.raises(ConfigError, match="cycl"):
-        diamond.with_deps([(ids[-1],)] + [(ids[0],)] * (len(ids) - 1))
+    assert all(r - 1 in preds for r, preds in enumerate(fast.preds) if r)  # in order
+
+
+@pytest.mark.parametrize("model, mode", [("inception_v3", "inference"),
+                                         ("resnet18", "training")])
+def test_serializing_a_model_indexes_like_a_full_rebuild(model, mode):
+    # branches, joins and long chains of a real graph, forward and backward
+    from simulator.trace import trace_from_table
+    from workloads.generate import generate_trace
+
+    trace = generate_trace(model, mode=mode, batch=1)
+    ids = trace.table["id"].tolist()
+    table = trace.table.copy()
+    table["deps"] = [tuple(sorted(set(d) | ({ids[r - 1]} if r else set())))
+                     for r, d in enumerate(trace.table["deps"])]
+    full = trace_from_table(table, source="s")
+    fast = trace.in_order(source="s")
+    assert fast.table.equals(full.table)
+    assert (fast.preds, fast.succs, fast.index_of) == (full.preds, full.succs, full.index_of)
 
 
 def test_device_levels_follow_cap_changes_that_keep_the_opp(tiny_soc):
@@ -442,6 +492,38 @@ def test_device_levels_follow_cap_changes_that_keep_the_opp(tiny_soc):
     assert after[position:position + 2] == [domain.frequencies[0], domain.frequencies[0]]
     after[0] = -1.0  # a copy: the kept list is not the caller's
     assert device.levels()[0] != -1.0
+
+
+def test_a_calm_devices_energy_and_power_depend_on_the_period_alone(tiny_soc):
+    # With no processor stirred (and no radio or storage) _collect returns the lines
+    # it computed once per period length: they must be what the lines give at any
+    # temperature; a stirred processor takes the lines again.
+    import simpy
+
+    from simulator.engine.device import Device
+    from simulator.engine.dvfs import Powersave
+
+    env = simpy.Environment()
+    device = Device(env, "phone", tiny_soc,
+                    {local: Powersave() for local in tiny_soc.processors()},
+                    record_task=lambda *args: None)
+    periods = (0.01, 0.25, 0.0137)
+    kept = {dt: device._collect(dt) for dt in periods}
+    for heat in (0.0, 15.0, 40.0):  # the network warmer than when they were kept
+        device.thermal.theta = device.thermal.theta + heat
+        for dt in periods:
+            energy, power = device._collect(dt)
+            assert energy is kept[dt][0] and power is kept[dt][1]  # the kept ones
+            fresh_energy, fresh_power = device._lines(dt)
+            assert list(energy.items()) == list(fresh_energy.items())
+            assert power.tobytes() == fresh_power.tobytes()
+    assert not kept[0.01][1].flags.writeable  # shared: nobody may change it
+    big = device.processors["cpu.big"]
+    big.hold(power=2.0, busy=1.0, core_busy=1.0, dram_rate=0.0)  # stirred
+    env.run(until=0.01)
+    energy, power = device._collect(0.01)
+    assert energy is not kept[0.01][0]
+    assert energy["cpu.big"] > kept[0.01][0]["cpu.big"]
 
 
 def test_a_processor_stays_under_the_interpreters_shared_key_limit(tiny_soc):

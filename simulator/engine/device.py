@@ -194,6 +194,8 @@ class Device:
         for index, *_, node in self._tick_table:
             self._node_members.setdefault(node, []).append(index)
         self._quiet_plans: dict[float, tuple] = {}  # dt (s) -> _quiet_plan(dt)
+        self._calm: dict[float, tuple] = {}  # dt (s) -> a calm device's _collect(dt)
+        self._procs = [row[2] for row in self._tick_table]
         self._temp_codes = [self._code(f"{prefix}temp.{name}") for name in self.thermal.names]
         self._domain_labels = [(f"{prefix}freq.{local}", f"{prefix}cap.{local}", domain)
                                for local, domain in self.domains.items()]
@@ -217,7 +219,42 @@ class Device:
 
     # -- power ------------------------------------------------------------
     def _collect(self, dt: float) -> tuple[dict[str, float], np.ndarray]:
-        """Energy per component over the last ``dt`` seconds and power per node."""
+        """Energy per component over the last ``dt`` seconds and power per node
+        (neither to be changed: a calm device's are kept and returned again)."""
+        util_time, took = self._util_time, self._took
+        # Every processor's utilisation time grows by the period (its governor's
+        # signal runs from its own take if it took one since the last integration)
+        if took:
+            now = self.env.now
+            for local in util_time:
+                since = took.pop(local, None)
+                util_time[local] += dt if since is None else now - since
+        else:  # one addition per processor, as the loop above, in C
+            util_time.update(list(zip(util_time, map(add, util_time.values(),
+                                                     repeat(dt)))))
+        if self.storage is None and not self.radios:
+            for proc in self._procs:
+                if proc.stirred:
+                    break
+            else:
+                # Calm: no processor stirred, nothing else drawing. The lines below
+                # then depend on ``dt`` alone (a quiet processor's lines are its
+                # plan's, and temperatures only enter through a stirred one's
+                # leakage): computed by them once per length, the same floats.
+                # (An idle server beside a busy client spends whole runs so.)
+                calm = self._calm.get(dt)
+                if calm is None:
+                    if len(self._calm) >= _PLAN_CACHE:  # bounded, as _quiet_plans
+                        self._calm.clear()
+                    calm = self._calm[dt] = self._lines(dt)
+                    calm[1].flags.writeable = False  # shared: read, never changed
+                return calm
+        return self._lines(dt)
+
+    def _lines(self, dt: float) -> tuple[dict[str, float], np.ndarray]:
+        """:meth:`_collect` past the utilisation times: each processor's, the memory's,
+        the base's, the radios' and the storage's energy (J) over ``dt`` s, and the
+        mean power (W) per node."""
         thermal = self.thermal
         if self._temps_of is thermal.theta:  # the last integration's (theta unchanged)
             temps = self._temps_list
@@ -231,18 +268,7 @@ class Device:
         powers = None  # W per processor once one is stirred, else quiet_power
         touched = []  # nodes of stirred processors
         dram_bytes = 0.0
-        util_busy, util_time = self._util_busy, self._util_time
-        took = self._took
-        # Every processor's utilisation time grows by the period (its governor's
-        # signal runs from its own take if it took one since the last integration)
-        if took:
-            now = self.env.now
-            for local in util_time:
-                since = took.pop(local, None)
-                util_time[local] += dt if since is None else now - since
-        else:  # one addition per processor, as the loop above, in C
-            util_time.update(list(zip(util_time, map(add, util_time.values(),
-                                                     repeat(dt)))))
+        util_busy = self._util_busy
         # Quiet processors are left out below: their integrals are exact zeros, and
         # the lines below with zero integrals come to the plan's energy and power
         # (adding 0.0 to the DRAM bytes and the utilisation changes nothing). Their

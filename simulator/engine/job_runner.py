@@ -577,46 +577,49 @@ class _PlanState:
         alike = itemgetter(*[i for i, c in enumerate(names) if c not in ("id", "name")])
         self.labels = [f"{job.name}/{kid}:{name}" for kid, name in
                        zip(columns["id"], columns["name"])]
-        self.where: list[tuple[str, str]] = []
-        self.procs = []
-        self.costs = []
-        self.units = []
-        self.shares = []
-        self.streams = []  # a stream is a thread of this job: (job, name)
-        resolved: dict = {}
-        costs: dict = {}  # (id of a placement in plan.placements, alike values) -> cost
-        last_placement = last_place = None  # consecutive rows mostly share a Placement
-        for row, (placement, values) in enumerate(zip(plan.placements, rows)):
-            if placement is last_placement:
-                place = last_place
-            else:
+        placements = plan.placements
+        ids = list(map(id, placements))
+        # A row's cost key: its placement object and its alike values. Rows are
+        # costed once per distinct key, at the key's first row, in row order: the
+        # rows the loop below visits are where a row-by-row loop would resolve a new
+        # placement or ask the cost model, so a bad row fails at the same row.
+        keys = zip(ids, map(alike, rows))
+        first: dict = {}  # key -> the first row with it (each key hashed once, in C)
+        firsts = list(map(first.setdefault, keys, range(n)))  # per row: that first row
+        resolved: dict = {}  # placement (by equality) -> its place
+        places: dict[int, tuple] = {}  # id of a placement -> its place
+        costs: dict[int, object] = {}  # first row of a key -> the key's cost
+        for row in first.values():  # (in row order: inserted so)
+            placement = placements[row]
+            place = places.get(ids[row])
+            if place is None:
                 place = resolved.get(placement)
                 if place is None:
                     device, local, proc = resolve(system, job, placement, row, self.labels)
                     # one (device, local) tuple per placement, shared by its rows:
                     # comparing two rows' places is then mostly an identity test
                     place = resolved[placement] = (device, local, proc, (device, local))
-                last_placement, last_place = placement, place
-            device, local, proc, pair = place
-            key = (id(placement), alike(values))
-            cost = costs.get(key)
-            if cost is None:
-                record = dict(zip(names, values))
-                try:
-                    cost = system.devices[device].cost_model.kernel_cost(
-                        local, placement.units, record, placement.library,
-                        placement.memory_share)
-                except Unsupported as err:
-                    raise ConfigError(f"kernel {self.labels[row]} ({record['op']}, "
-                                      f"{record['precision']}) cannot run: {err}") from None
-                costs[key] = cost
-            self.where.append(pair)
-            self.procs.append(proc)
-            self.costs.append(cost)
-            self.units.append(placement.units)
-            self.shares.append(placement.share)
-            self.streams.append((job.name, placement.stream)
-                                if placement.stream is not None else None)
+                places[ids[row]] = place
+            device, local = place[0], place[1]
+            record = dict(zip(names, rows[row]))
+            try:
+                costs[row] = system.devices[device].cost_model.kernel_cost(
+                    local, placement.units, record, placement.library,
+                    placement.memory_share)
+            except Unsupported as err:
+                raise ConfigError(f"kernel {self.labels[row]} ({record['op']}, "
+                                  f"{record['precision']}) cannot run: {err}") from None
+        # the per-row lists, in C (map) from those few entries
+        row_places = list(map(places.__getitem__, ids))
+        self.where: list[tuple[str, str]] = list(map(itemgetter(3), row_places))
+        self.procs = list(map(itemgetter(2), row_places))
+        self.costs = list(map(costs.__getitem__, firsts))
+        self.units = [placement.units for placement in placements]
+        self.shares = [placement.share for placement in placements]
+        # a stream is a thread of this job: (job, name)
+        streams = {pid: (job.name, placement.stream) if placement.stream is not None
+                   else None for pid, placement in dict(zip(ids, placements)).items()}
+        self.streams = list(map(streams.__getitem__, ids))
         self.priorities = list(plan.priorities)
         # pipelined iterations: every priority of iteration i+1 comes after iteration i's
         self.priority_span = (max(self.priorities) - min(self.priorities) + 1.0
@@ -635,9 +638,18 @@ class _PlanState:
         # on first use: it lives and dies with the plan
         self.fast_forward = None
         # successors grouped by the route their data takes
-        self.fanout: list[list[tuple[list, list[int]]]] = []
-        routes: dict[tuple, tuple[list, tuple]] = {}  # (src, dst) -> (route, its key)
+        self.fanout: list[list[tuple[list, list[int]]]]
         where = self.where
+        if where and len(set(where)) == 1:
+            # every row in one place (a plan on one processor): a row's successors
+            # are one group, on that place's route to itself (what the loop below
+            # comes to, with a list per row instead of a loop step)
+            route = system.route(where[0], where[0]) if any(trace.succs) else []
+            self.fanout = [[(route, list(succs))] if succs else [] for succs in trace.succs]
+            self.moves_data = bool(any(self.upload) or any(self.download) or route)
+            return
+        self.fanout = []
+        routes: dict[tuple, tuple[list, tuple]] = {}  # (src, dst) -> (route, its key)
         place = where.__getitem__
         for row, succs in enumerate(trace.succs):
             # most rows: one successor, or all of them on one processor (one group,
