@@ -61,8 +61,8 @@ records 26 values, as before: that case is unchanged.
 
 Fourth session (cProfile of all four cases, 50,000 kernels; same bytes out, checked
 with ``identical_outputs.py`` and the four cases' tables): the chain's build was
-still ~55% of its call: ``serialize``/``Trace.with_deps`` ran Python's collector
-over 50,000 new tuples (~40% of the rewrite; now paused) and set unions per row, the
+still ~55% of its call: ``serialize``/``Trace.with_deps`` (later ``Trace.in_order``)
+ran Python's collector over 50,000 new tuples (~40% of the rewrite; now paused) and set unions per row, the
 plan's fan-out built a grouping dict per row (single successors now skip it). The
 run phase, per kernel, lost a ``Timeout`` and its callback (the completion is pushed
 onto SimPy's queue as the event itself) and the per-successor ``arrive`` call
