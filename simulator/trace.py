@@ -96,10 +96,11 @@ class Trace:
     @gc_paused  # many long-lived rows, no garbage: see simulator._gc
     def in_order(self, source: str | None = None) -> Trace:
         """A copy in which every row also waits for the row before it (row order
-        kept): ``with_deps`` of each row's own dependencies plus the previous
-        row's id (sorted, without repeats), with the adjacency derived from the
-        rows' own instead of looked up id by id. A row with one dependency (most
-        rows of layer chains) takes the fast lines below; the others are sorted."""
+        kept): each row's own dependencies plus the previous row's id (sorted,
+        without repeats), indexed as ``trace_from_table`` would index them, with
+        the adjacency derived from the rows' own instead of looked up id by id. A
+        row with one dependency (most rows of layer chains) takes the fast lines
+        below; the others are sorted."""
         ids = self.table["id"].tolist()
         deps, preds, succs = [], [], []
         for row, (own, row_preds) in enumerate(zip(self.table["deps"].tolist(),
@@ -205,6 +206,17 @@ def trace_from_table(table: pd.DataFrame, source: str = "<memory>") -> Trace:
         if column in table.columns:
             values = _checked_numbers(table, column, MAX_VALUE[column], missing=0.0)
             table[column] = values.astype("float64")
+    for column in table.columns:
+        # A kernel's values key its cost (rows alike share one): each must be a single
+        # number or text. Only an object column can hold anything else (a list from a
+        # Parquet file, say); numeric and text columns are checked by their dtype.
+        if column != "deps" and table[column].dtype == object:
+            for row, value in enumerate(table[column]):
+                try:
+                    hash(value)
+                except TypeError:
+                    raise ConfigError(f"must be a single number or text; got {value!r}",
+                                      path=_where(row, column)) from None
     return _build(table, source)
 
 

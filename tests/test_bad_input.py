@@ -117,6 +117,15 @@ def test_bad_trace_rows(tmp_path, row, where, words):
     assert err.path == where and words in str(err)
 
 
+def test_a_trace_value_that_is_not_a_single_number_or_text(tmp_path):
+    # a Parquet column can hold lists: a row's values key its cost, so each must be one
+    # value (a list crashed the plan's compile with a TypeError)
+    path = tmp_path / "t.parquet"
+    pd.DataFrame([kernel(0, tags=[]), kernel(1, "0", tags=[1, 2])]).to_parquet(path)
+    err = _error(lambda: load_trace(str(path)))
+    assert err.path == "row 1, column tags" and "single number or text" in str(err)
+
+
 def test_missing_trace_column(tmp_path):
     rows = [kernel(0)]
     del rows[0]["deps"]
